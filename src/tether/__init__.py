@@ -1,0 +1,126 @@
+"""tether: the agentic loop. A model, tools and a conversation store in one bounded, streaming loop.
+
+``import tether`` stays light: pydantic (for ``@tool``) is imported on first use of ``tool``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .agent import Agent
+from .budget import CharBudget, ContextPolicy
+from .context import ContextStore, MemoryContextStore
+from .control import CancellationToken, Steering
+from .errors import (
+    GuardrailError,
+    MaxIterationsError,
+    ModelStopError,
+    RunCancelled,
+    StreamContractError,
+    TetherError,
+    ToolArgumentError,
+    ToolNotFoundError,
+    TransportError,
+)
+from .events import (
+    ContextTrimmed,
+    Error,
+    IterationEnd,
+    IterationStart,
+    ReasoningDelta,
+    Retrying,
+    SessionEndEvent,
+    SteeringInjected,
+    StreamEvent,
+    TextDelta,
+    ToolDispatch,
+    ToolInputDelta,
+    ToolResult,
+    ToolUseStart,
+)
+from .messages import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    ReasoningBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from .stream import AgentStream
+from .tools.guards import Allow, Deny, Guard, Rewrite, ToolCall
+from .tools.selector import ToolSelector, ToolSource
+from .tools.tool import Tool, ToolSpec
+from .transports.base import CompletionTransport
+from .transports.retry import RetryPolicy
+from .types import StopReason, Usage
+
+if TYPE_CHECKING:
+    from .tools.decorator import tool
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Agent",
+    "AgentStream",
+    "Allow",
+    "CancellationToken",
+    "CharBudget",
+    "CompletionTransport",
+    "ContentBlock",
+    "ContextPolicy",
+    "ContextStore",
+    "ContextTrimmed",
+    "Deny",
+    "Error",
+    "Guard",
+    "GuardrailError",
+    "ImageBlock",
+    "IterationEnd",
+    "IterationStart",
+    "MaxIterationsError",
+    "MemoryContextStore",
+    "Message",
+    "ModelStopError",
+    "ReasoningBlock",
+    "ReasoningDelta",
+    "RetryPolicy",
+    "Retrying",
+    "Rewrite",
+    "RunCancelled",
+    "SessionEndEvent",
+    "Steering",
+    "SteeringInjected",
+    "StopReason",
+    "StreamContractError",
+    "StreamEvent",
+    "TetherError",
+    "TextBlock",
+    "TextDelta",
+    "Tool",
+    "ToolArgumentError",
+    "ToolCall",
+    "ToolDispatch",
+    "ToolInputDelta",
+    "ToolNotFoundError",
+    "ToolResult",
+    "ToolResultBlock",
+    "ToolSelector",
+    "ToolSource",
+    "ToolSpec",
+    "ToolUseBlock",
+    "ToolUseStart",
+    "TransportError",
+    "Usage",
+    "__version__",
+    "tool",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # ``tool`` needs pydantic; load it only when asked for.
+    if name == "tool":
+        from .tools.decorator import tool  # noqa: PLC0415
+
+        return tool
+    raise AttributeError(f"module 'tether' has no attribute {name!r}")

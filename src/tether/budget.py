@@ -1,0 +1,106 @@
+"""Context policies: what part of a long history is sent to the model (the store keeps it all)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+__all__ = ["CharBudget", "ContextPolicy", "estimate_chars", "summarize_dropped"]
+
+
+@runtime_checkable
+class ContextPolicy(Protocol):
+    """Chooses the messages to send; returns ``messages`` itself when nothing changes."""
+
+    def apply(self, messages: Sequence[Message]) -> Sequence[Message]:
+        """The history to send for this model call."""
+        ...
+
+
+def estimate_chars(message: Message) -> int:
+    """Rough size of a message in characters (Prompty §13.3's estimate, tool calls included)."""
+    total = len(message.role) + 4
+    for block in message.content:
+        if type(block) is TextBlock:
+            total += len(block.text)
+        elif type(block) is ToolUseBlock:
+            total += len(block.name) + len(json.dumps(block.input, default=str))
+        elif type(block) is ToolResultBlock:
+            total += len(block.text)
+        else:
+            total += 200
+    return total
+
+
+def _truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def summarize_dropped(messages: Sequence[Message], limit: int = 4000) -> str:
+    """A plain-text digest of dropped messages: user questions, assistant text, tools called."""
+    lines: list[str] = []
+    for m in messages:
+        if m.role == "user" and m.text:
+            lines.append("User asked: " + _truncate(m.text, 200))
+        elif m.role == "assistant":
+            if m.text:
+                lines.append("Assistant: " + _truncate(m.text, 200))
+            names = [b.name for b in m.tool_uses]
+            if names:
+                lines.append("  Called tools: " + ", ".join(names))
+    return _truncate("\n".join(lines), limit)
+
+
+def _is_tool_results(message: Message) -> bool:
+    return message.role == "user" and any(type(b) is ToolResultBlock for b in message.content)
+
+
+@dataclass(frozen=True, slots=True)
+class CharBudget:
+    """Keep what is sent under ``max_chars``: drop the oldest non-system messages first.
+
+    System messages are never dropped and at least the last two messages stay. A tool result is
+    never kept without the call it answers. With ``summarize`` the dropped part is replaced by one
+    user message digesting it (Prompty §13.3).
+    """
+
+    max_chars: int
+    summarize: bool = True
+    min_keep: int = 2
+
+    def __post_init__(self) -> None:
+        if self.max_chars <= 0:
+            raise ValueError("max_chars must be positive")
+
+    def apply(self, messages: Sequence[Message]) -> Sequence[Message]:
+        sizes = [estimate_chars(m) for m in messages]
+        total = sum(sizes)
+        if total <= self.max_chars:
+            return messages
+        n = len(messages)
+        n_sys = 0
+        while n_sys < n and messages[n_sys].role == "system":
+            n_sys += 1
+        reserve = min(5000, int(self.max_chars * 0.05)) if self.summarize else 0
+        start = n_sys
+        while total > self.max_chars - reserve and n - start > self.min_keep:
+            total -= sizes[start]
+            start += 1
+        # Never begin with an answer whose call was dropped, nor (unsummarised) with the assistant.
+        while start < n - 1 and (
+            _is_tool_results(messages[start])
+            or (not self.summarize and messages[start].role == "assistant")
+        ):
+            start += 1
+        if start == n_sys:
+            return messages
+        kept = list(messages[:n_sys])
+        if self.summarize:
+            digest = summarize_dropped(messages[n_sys:start])
+            kept.append(Message("user", f"[Context summary: {digest}]"))
+        kept.extend(messages[start:])
+        return kept

@@ -1,0 +1,304 @@
+"""Lossless JSON forms of messages and events, shared by every store and durable run.
+
+Each value becomes plain JSON data tagged with ``"type"``; ``*_from_dict`` reads it back into the
+same frozen dataclasses. Exceptions carry their type name and message and come back as the same
+tether exception class where it is one of ours, else as ``RemoteError``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import fields
+from typing import Any
+
+from . import errors
+from .events import (
+    ContextTrimmed,
+    Error,
+    IterationEnd,
+    IterationStart,
+    ReasoningDelta,
+    Retrying,
+    SessionEndEvent,
+    SteeringInjected,
+    StreamEvent,
+    TextDelta,
+    ToolDispatch,
+    ToolInputDelta,
+    ToolResult,
+    ToolUseStart,
+)
+from .messages import (
+    ContentBlock,
+    ImageBlock,
+    Message,
+    ReasoningBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolResultContent,
+    ToolUseBlock,
+)
+from .types import StopReason, Usage
+
+__all__ = [
+    "block_from_dict",
+    "block_to_dict",
+    "dumps_messages",
+    "event_from_dict",
+    "event_to_dict",
+    "exception_from_dict",
+    "exception_to_dict",
+    "loads_messages",
+    "message_from_dict",
+    "message_from_json",
+    "message_to_dict",
+    "message_to_json",
+]
+
+# -- blocks and messages ---------------------------------------------------------------------
+
+
+def block_to_dict(block: ContentBlock) -> dict[str, Any]:
+    """One content block as JSON data."""
+    if type(block) is TextBlock:
+        return {"type": "text", "text": block.text}
+    if type(block) is ToolUseBlock:
+        d: dict[str, Any] = {
+            "type": "tool_use",
+            "id": block.id,
+            "name": block.name,
+            "input": dict(block.input),
+        }
+        if block.raw_arguments is not None:
+            d["raw_arguments"] = block.raw_arguments
+        if block.parse_error is not None:
+            d["parse_error"] = block.parse_error
+        return d
+    if type(block) is ToolResultBlock:
+        return {
+            "type": "tool_result",
+            "tool_use_id": block.tool_use_id,
+            "content": _content_to_json(block.content),
+            "is_error": block.is_error,
+        }
+    if type(block) is ReasoningBlock:
+        return {
+            "type": "reasoning",
+            "text": block.text,
+            "signature": block.signature,
+            "redacted": block.redacted,
+            "id": block.id,
+            "provider": block.provider,
+        }
+    if type(block) is ImageBlock:
+        d = {"type": "image", "media_type": block.media_type}
+        if block.data is not None:
+            d["data"] = base64.b64encode(block.data).decode("ascii")
+        else:
+            d["url"] = block.url
+        return d
+    raise TypeError(f"not a content block: {block!r}")
+
+
+def block_from_dict(d: Mapping[str, Any]) -> ContentBlock:
+    """Read back what ``block_to_dict`` wrote."""
+    kind = d.get("type")
+    if kind == "text":
+        return TextBlock(d["text"])
+    if kind == "tool_use":
+        return ToolUseBlock(
+            d["id"], d["name"], d.get("input", {}), d.get("raw_arguments"), d.get("parse_error")
+        )
+    if kind == "tool_result":
+        return ToolResultBlock(
+            d["tool_use_id"], _content_from_json(d["content"]), bool(d.get("is_error", False))
+        )
+    if kind == "reasoning":
+        return ReasoningBlock(
+            d.get("text", ""),
+            d.get("signature"),
+            bool(d.get("redacted")),
+            d.get("id"),
+            d.get("provider"),
+        )
+    if kind == "image":
+        data = d.get("data")
+        return ImageBlock(
+            d["media_type"], base64.b64decode(data) if data is not None else None, d.get("url")
+        )
+    raise ValueError(f"unknown content block type {kind!r}")
+
+
+def _content_to_json(content: ToolResultContent) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content
+    return [block_to_dict(b) for b in content]
+
+
+def _content_from_json(data: Any) -> ToolResultContent:
+    if isinstance(data, str):
+        return data
+    out: list[TextBlock | ImageBlock] = []
+    for item in data:
+        block = block_from_dict(item)
+        if not isinstance(block, TextBlock | ImageBlock):
+            raise ValueError("tool result content may hold only text and image blocks")
+        out.append(block)
+    return tuple(out)
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """One message as JSON data."""
+    return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+
+
+def message_from_dict(d: Mapping[str, Any]) -> Message:
+    """Read back what ``message_to_dict`` wrote."""
+    return Message(d["role"], tuple(block_from_dict(b) for b in d["content"]))
+
+
+def message_to_json(message: Message) -> str:
+    """One message as a compact JSON string."""
+    return json.dumps(message_to_dict(message), ensure_ascii=False, separators=(",", ":"))
+
+
+def message_from_json(text: str | bytes) -> Message:
+    """Read back what ``message_to_json`` wrote."""
+    return message_from_dict(json.loads(text))
+
+
+def dumps_messages(messages: Iterable[Message]) -> str:
+    """A whole history as one JSON array."""
+    return json.dumps(
+        [message_to_dict(m) for m in messages], ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def loads_messages(text: str | bytes) -> list[Message]:
+    """Read back what ``dumps_messages`` wrote."""
+    return [message_from_dict(d) for d in json.loads(text)]
+
+
+# -- exceptions ------------------------------------------------------------------------------
+
+_ERROR_TYPES: dict[str, type[errors.TetherError]] = {
+    cls.__name__: cls
+    for cls in (
+        errors.TetherError,
+        errors.TransportError,
+        errors.StreamContractError,
+        errors.ModelStopError,
+        errors.MaxIterationsError,
+        errors.GuardrailError,
+        errors.ToolNotFoundError,
+        errors.RunCancelled,
+    )
+}
+
+
+def exception_to_dict(exc: BaseException) -> dict[str, Any]:
+    """An exception's type name, message and the attributes tether's own errors carry."""
+    d: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, errors.RemoteError):
+        d["type"] = exc.type_name
+    for attr in ("retryable", "retry_after", "status_code", "stop_reason", "partial_text"):
+        if hasattr(exc, attr):
+            d[attr] = getattr(exc, attr)
+    return d
+
+
+def exception_from_dict(d: Mapping[str, Any]) -> BaseException:
+    """Rebuild an exception: tether's own classes come back as themselves, others as RemoteError."""
+    name, message = d["type"], d["message"]
+    cls = _ERROR_TYPES.get(name)
+    if cls is None:
+        return errors.RemoteError(name, message)
+    if cls is errors.TransportError:
+        return errors.TransportError(
+            message,
+            retryable=bool(d.get("retryable")),
+            retry_after=d.get("retry_after"),
+            status_code=d.get("status_code"),
+        )
+    if cls is errors.ModelStopError:
+        return errors.ModelStopError(
+            message,
+            stop_reason=d.get("stop_reason", "unknown"),
+            partial_text=d.get("partial_text", ""),
+        )
+    return cls(message)
+
+
+# -- events ----------------------------------------------------------------------------------
+
+_EVENT_TAGS: dict[type[Any], str] = {
+    TextDelta: "text_delta",
+    ReasoningDelta: "reasoning_delta",
+    ToolUseStart: "tool_use_start",
+    ToolInputDelta: "tool_input_delta",
+    IterationStart: "iteration_start",
+    IterationEnd: "iteration_end",
+    ToolDispatch: "tool_dispatch",
+    ToolResult: "tool_result",
+    Retrying: "retrying",
+    SteeringInjected: "steering_injected",
+    ContextTrimmed: "context_trimmed",
+    Error: "error",
+    SessionEndEvent: "session_end",
+}
+_EVENT_TYPES = {tag: cls for cls, tag in _EVENT_TAGS.items()}
+
+
+def _encode(name: str, value: Any) -> Any:
+    if isinstance(value, Usage):
+        return {f.name: getattr(value, f.name) for f in fields(Usage)}
+    if isinstance(value, StopReason):
+        return value.value
+    if isinstance(value, BaseException):
+        return exception_to_dict(value)
+    if name == "content":
+        return _content_to_json(value)
+    if name == "messages":
+        return [message_to_dict(m) for m in value]
+    if name == "input":
+        return dict(value)
+    return value
+
+
+def _decode(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if name in ("usage", "total_usage"):
+        return Usage(**value)
+    if name == "stop_reason":
+        return StopReason(value)
+    if name in ("exception", "error"):
+        return exception_from_dict(value)
+    if name == "content":
+        return _content_from_json(value)
+    if name == "messages":
+        return tuple(message_from_dict(m) for m in value)
+    return value
+
+
+def event_to_dict(event: StreamEvent) -> dict[str, Any]:
+    """One event as JSON data, tagged with ``"type"``."""
+    tag = _EVENT_TAGS.get(type(event))
+    if tag is None:
+        raise TypeError(f"not a stream event: {event!r}")
+    d: dict[str, Any] = {"type": tag}
+    for f in fields(event):
+        d[f.name] = _encode(f.name, getattr(event, f.name))
+    return d
+
+
+def event_from_dict(d: Mapping[str, Any]) -> StreamEvent:
+    """Read back what ``event_to_dict`` wrote."""
+    cls = _EVENT_TYPES.get(d.get("type", ""))
+    if cls is None:
+        raise ValueError(f"unknown event type {d.get('type')!r}")
+    kwargs = {f.name: _decode(f.name, d[f.name]) for f in fields(cls) if f.name in d}
+    event: StreamEvent = cls(**kwargs)
+    return event

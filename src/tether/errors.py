@@ -1,0 +1,96 @@
+"""The exception tree, in one place.
+
+TetherError
+├── TransportError            a model call failed (``retryable``, ``retry_after``)
+├── StreamContractError       a transport broke the event-stream contract
+├── ModelStopError            the model stopped for a reason that is not an answer
+├── MaxIterationsError        the loop hit ``max_iterations``
+├── GuardrailError            an input or output guardrail denied the run
+├── ToolNotFoundError         the model called an unknown tool (``unknown_tool="raise"``)
+├── ToolArgumentError         a tool's arguments failed validation (becomes an error result)
+├── RunCancelled              a ``CancellationToken`` stopped the run
+└── RemoteError               an exception read back from JSON whose type is not known here
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GuardrailError",
+    "MaxIterationsError",
+    "ModelStopError",
+    "RemoteError",
+    "RunCancelled",
+    "StreamContractError",
+    "TetherError",
+    "ToolArgumentError",
+    "ToolNotFoundError",
+    "TransportError",
+]
+
+
+class TetherError(Exception):
+    """Base of every error tether raises on purpose."""
+
+
+class TransportError(TetherError):
+    """A model call failed. ``retryable`` says whether the same request may succeed later."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status_code = status_code
+
+
+class StreamContractError(TetherError):
+    """A transport's event stream broke the contract (e.g. it ended with no ``IterationEnd``)."""
+
+
+class ModelStopError(TetherError):
+    """The model stopped for a reason that is not a usable answer (max_tokens, context, error)."""
+
+    def __init__(
+        self, message: str, *, stop_reason: str = "unknown", partial_text: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.stop_reason = stop_reason
+        self.partial_text = partial_text
+
+
+class MaxIterationsError(TetherError):
+    """The loop reached ``max_iterations`` while the model still wanted to call tools."""
+
+
+class GuardrailError(TetherError):
+    """An input or output guardrail denied the run; ``reason`` is what it said."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ToolNotFoundError(TetherError):
+    """The model called a tool the agent lacks (raised only under ``unknown_tool="raise"``)."""
+
+
+class RunCancelled(TetherError):
+    """A ``CancellationToken`` was cancelled; the context was left valid."""
+
+
+class RemoteError(TetherError):
+    """An exception deserialised from JSON whose type is not one of tether's own."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+
+class ToolArgumentError(TetherError):
+    """A tool's arguments failed validation; the message names the bad fields for the model."""

@@ -1,0 +1,165 @@
+"""Typed stream events: what transports yield and what ``Agent.run_stream`` yields to callers.
+
+Transports emit the *model* events (deltas, tool-use starts, ``IterationEnd``); the agent adds the
+*loop* events (iteration start, tool dispatch and results, retries, errors, session end).
+Contract for one model turn: every content block has its own ``index``; deltas of a block share it;
+the turn ends with exactly one ``IterationEnd``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from .messages import Message, ToolResultContent
+from .types import StopReason, Usage
+
+__all__ = [
+    "ContextTrimmed",
+    "Error",
+    "IterationEnd",
+    "IterationStart",
+    "ReasoningDelta",
+    "Retrying",
+    "SessionEndEvent",
+    "SteeringInjected",
+    "StreamEvent",
+    "TextDelta",
+    "ToolDispatch",
+    "ToolInputDelta",
+    "ToolResult",
+    "ToolUseStart",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of answer text for content block ``index``."""
+
+    index: int
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of reasoning for block ``index``; ``signature`` pieces are concatenated as sent."""
+
+    index: int
+    delta: str
+    signature: str | None = None
+    redacted: bool = False
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseStart:
+    """The model began a tool call in block ``index``."""
+
+    index: int
+    tool_use_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInputDelta:
+    """A fragment of a tool call's JSON arguments, in the order the model wrote them."""
+
+    index: int
+    tool_use_id: str
+    partial_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class IterationStart:
+    """The agent is about to call the model for iteration ``iteration`` (1-based)."""
+
+    iteration: int
+
+
+@dataclass(frozen=True, slots=True)
+class IterationEnd:
+    """A model turn ended. ``raw_stop_reason`` is the provider's own word for it."""
+
+    iteration: int
+    stop_reason: StopReason
+    usage: Usage = field(default_factory=Usage)
+    raw_stop_reason: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDispatch:
+    """A tool call is about to run with these (repaired, bound, guarded) arguments."""
+
+    tool_use_id: str
+    name: str
+    input: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool call finished. ``content`` is the full result, before any truncation for the model."""
+
+    tool_use_id: str
+    name: str
+    is_error: bool
+    content: ToolResultContent
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """A model call failed before its first event and will be retried after ``delay`` seconds."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SteeringInjected:
+    """Messages from the steering queue were added to the conversation."""
+
+    messages: tuple[Message, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextTrimmed:
+    """The context policy dropped ``removed`` messages from what is sent; ``remaining`` are sent."""
+
+    removed: int
+    remaining: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Error:
+    """A run-ending failure. Compared by identity (exceptions have no value equality)."""
+
+    exception: BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEndEvent:
+    """The run is over. ``error`` is set when it ended by failure; it is always the last event."""
+
+    stop_reason: StopReason
+    total_usage: Usage = field(default_factory=Usage)
+    error: BaseException | None = field(default=None, compare=False)
+    iterations: int = 0
+
+
+StreamEvent: TypeAlias = (
+    TextDelta
+    | ReasoningDelta
+    | ToolUseStart
+    | ToolInputDelta
+    | IterationStart
+    | IterationEnd
+    | ToolDispatch
+    | ToolResult
+    | Retrying
+    | SteeringInjected
+    | ContextTrimmed
+    | Error
+    | SessionEndEvent
+)

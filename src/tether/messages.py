@@ -1,0 +1,136 @@
+"""Conversation data: content blocks and messages. Immutable; no I/O; imports nothing of tether."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "ContentBlock",
+    "ImageBlock",
+    "Message",
+    "ReasoningBlock",
+    "Role",
+    "TextBlock",
+    "ToolResultBlock",
+    "ToolResultContent",
+    "ToolUseBlock",
+]
+
+Role: TypeAlias = Literal["user", "assistant", "system"]
+_ROLES = frozenset(("user", "assistant", "system"))
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Plain text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image, either inline bytes (``data``) or a reference (``url``), never both."""
+
+    media_type: str
+    data: bytes | None = None
+    url: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("ImageBlock needs exactly one of data= or url=")
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningBlock:
+    """Model reasoning. ``signature`` is the provider's opaque payload, replayed byte-exact.
+
+    ``redacted`` marks reasoning the provider only returns encrypted (the payload is then in
+    ``signature``); ``id`` is the provider's item id where it has one; ``provider`` names the
+    wire format that produced it, so another provider can leave it out.
+    """
+
+    text: str = ""
+    signature: str | None = None
+    redacted: bool = False
+    id: str | None = None
+    provider: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """A tool call the model made.
+
+    ``raw_arguments`` keeps the argument text exactly as streamed when it was not plain JSON;
+    ``parse_error`` is set when no repair strategy could read it (``input`` is then empty and the
+    call is never run).
+    """
+
+    id: str
+    name: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+
+
+ToolResultContent: TypeAlias = str | tuple[TextBlock | ImageBlock, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The result of one tool call, matched to it by ``tool_use_id``."""
+
+    tool_use_id: str
+    content: ToolResultContent
+    is_error: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str | tuple):
+            object.__setattr__(self, "content", tuple(self.content))
+
+    @property
+    def text(self) -> str:
+        """The content as plain text (images shown as a placeholder)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(
+            b.text if isinstance(b, TextBlock) else f"[image {b.media_type}]" for b in self.content
+        )
+
+
+ContentBlock: TypeAlias = TextBlock | ImageBlock | ReasoningBlock | ToolUseBlock | ToolResultBlock
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One conversation turn. ``content`` may be given as a string or any iterable of blocks."""
+
+    role: Role
+    content: tuple[ContentBlock, ...]
+
+    def __init__(self, role: Role, content: str | Iterable[ContentBlock]) -> None:
+        if role not in _ROLES:
+            raise ValueError(f"Message role must be one of user, assistant, system; got {role!r}")
+        object.__setattr__(self, "role", role)
+        if isinstance(content, str):
+            object.__setattr__(self, "content", (TextBlock(content),))
+        elif type(content) is tuple:
+            object.__setattr__(self, "content", content)
+        else:
+            object.__setattr__(self, "content", tuple(content))
+
+    @property
+    def text(self) -> str:
+        """All text blocks joined (reasoning and tool blocks left out)."""
+        return "".join(b.text for b in self.content if type(b) is TextBlock)
+
+    @property
+    def tool_uses(self) -> list[ToolUseBlock]:
+        """The tool calls in this message, in order."""
+        return [b for b in self.content if type(b) is ToolUseBlock]
+
+    @property
+    def tool_results(self) -> list[ToolResultBlock]:
+        """The tool results in this message, in order."""
+        return [b for b in self.content if type(b) is ToolResultBlock]

@@ -1,0 +1,29 @@
+"""The one seam between the loop and a model: ``CompletionTransport.stream``."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol, runtime_checkable
+
+from ..events import StreamEvent
+from ..messages import Message
+from ..tools.tool import ToolSpec
+
+__all__ = ["CompletionTransport"]
+
+
+@runtime_checkable
+class CompletionTransport(Protocol):
+    """Streams one model turn.
+
+    ``messages`` is the history to send (read it, never mutate it); ``tools`` the specs the model
+    may call; ``system`` the system prompt. The stream yields ``TextDelta``/``ReasoningDelta``/
+    ``ToolUseStart``/``ToolInputDelta`` events (each content block with its own ``index``) and ends
+    with exactly one ``IterationEnd``. Failing before the first event lets the agent retry.
+    """
+
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        """Start one model turn and yield its events."""
+        ...

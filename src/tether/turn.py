@@ -1,0 +1,203 @@
+"""One model turn: open the stream (retrying failures before the first event), collect its events
+into the assistant message and the tool calls it asks for."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Any
+
+from .control import CancellationToken
+from .errors import RunCancelled, StreamContractError
+from .events import (
+    IterationEnd,
+    ReasoningDelta,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from .messages import ContentBlock, Message, ReasoningBlock, TextBlock, ToolUseBlock
+from .tools.repair import parse_arguments
+from .tools.tool import ToolSpec
+from .transports.base import CompletionTransport
+from .transports.retry import RetryPolicy
+
+__all__ = ["TurnBuilder", "stream_turn"]
+
+
+class _Reasoning:
+    __slots__ = ("id", "parts", "redacted", "signature")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.signature: str | None = None
+        self.redacted = False
+        self.id: str | None = None
+
+
+class _Call:
+    __slots__ = ("id", "name", "parts")
+
+    def __init__(self, id: str, name: str) -> None:
+        self.id = id
+        self.name = name
+        self.parts: list[str] = []
+
+
+class TurnBuilder:
+    """Accumulates one turn's events; ``build()`` gives the assistant message and its tool calls."""
+
+    __slots__ = ("calls", "end", "reasoning", "texts")
+
+    def __init__(self) -> None:
+        self.texts: dict[int, list[str]] = {}
+        self.reasoning: dict[int, _Reasoning] = {}
+        self.calls: dict[int, _Call] = {}
+        self.end: IterationEnd | None = None
+
+    def add_text(self, event: TextDelta) -> None:
+        parts = self.texts.get(event.index)
+        if parts is None:
+            self.texts[event.index] = [event.delta]
+        else:
+            parts.append(event.delta)
+
+    def feed(self, event: StreamEvent) -> None:
+        """Take a non-text model event (other event kinds are ignored)."""
+        kind = type(event)
+        if kind is ToolInputDelta:
+            assert isinstance(event, ToolInputDelta)
+            call = self.calls.get(event.index)
+            if call is None:  # a lenient reading of a stream that skipped ToolUseStart
+                call = self.calls[event.index] = _Call(event.tool_use_id, "")
+            call.parts.append(event.partial_json)
+        elif kind is ToolUseStart:
+            assert isinstance(event, ToolUseStart)
+            self.calls[event.index] = _Call(event.tool_use_id, event.name)
+        elif kind is ReasoningDelta:
+            assert isinstance(event, ReasoningDelta)
+            r = self.reasoning.get(event.index)
+            if r is None:
+                r = self.reasoning[event.index] = _Reasoning()
+            if event.delta:
+                r.parts.append(event.delta)
+            if event.signature is not None:
+                r.signature = (r.signature or "") + event.signature
+            r.redacted = r.redacted or event.redacted
+            if event.id is not None:
+                r.id = event.id
+
+    def text(self) -> str:
+        """The answer text so far, blocks in index order."""
+        if len(self.texts) == 1:
+            return "".join(next(iter(self.texts.values())))
+        return "".join("".join(self.texts[i]) for i in sorted(self.texts))
+
+    def build(self) -> tuple[Message | None, list[ToolUseBlock]]:
+        """The assistant message (None when the model said nothing) and its tool calls in order."""
+        blocks: list[tuple[int, ContentBlock]] = []
+        for i, parts in self.texts.items():
+            text = "".join(parts)
+            if text:
+                blocks.append((i, TextBlock(text)))
+        for i, r in self.reasoning.items():
+            blocks.append((i, ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id)))
+        calls: list[ToolUseBlock] = []
+        for i, c in self.calls.items():
+            block = _tool_use(c)
+            calls.append(block)
+            blocks.append((i, block))
+        if not blocks:
+            return None, calls
+        if len(blocks) > 1:
+            blocks.sort(key=_index)
+            if len(calls) > 1:
+                calls = [b for _, b in blocks if type(b) is ToolUseBlock]
+        return Message("assistant", tuple(b for _, b in blocks)), calls
+
+
+def _index(item: tuple[int, Any]) -> int:
+    return item[0]
+
+
+def _tool_use(call: _Call) -> ToolUseBlock:
+    raw = "".join(call.parts)
+    parsed = parse_arguments(raw)
+    if parsed.value is None:
+        return ToolUseBlock(call.id, call.name, {}, raw, parsed.error or "unreadable arguments")
+    keep_raw = None if parsed.strategy in ("direct", "empty") else raw
+    return ToolUseBlock(call.id, call.name, parsed.value, keep_raw)
+
+
+async def _close(stream: AsyncIterator[StreamEvent]) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+async def _open(
+    transport: CompletionTransport,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    system: str,
+) -> tuple[AsyncIterator[StreamEvent], StreamEvent]:
+    stream = transport.stream(messages, tools, system)
+    try:
+        return stream, await stream.__anext__()
+    except StopAsyncIteration:
+        raise StreamContractError("the transport's stream ended before any event") from None
+    except BaseException:
+        await _close(stream)
+        raise
+
+
+async def stream_turn(
+    transport: CompletionTransport,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    system: str,
+    retry: RetryPolicy,
+    cancel: CancellationToken | None,
+    turn: TurnBuilder,
+) -> AsyncGenerator[StreamEvent, None]:
+    """Yield the model events of one turn into ``turn``; stops after its ``IterationEnd``."""
+    attempt = 0
+    while True:
+        try:
+            stream, event = await _open(transport, messages, tools, system)
+            break
+        except StreamContractError:
+            raise
+        except Exception as exc:
+            attempt += 1
+            if not retry.should_retry(exc, attempt):
+                raise
+            delay = retry.delay(attempt, exc)
+            yield Retrying(attempt, delay, f"{type(exc).__name__}: {exc}")
+            if cancel is None:
+                await asyncio.sleep(delay)
+            elif await cancel.sleep(delay):
+                raise RunCancelled("the run was cancelled while waiting to retry") from exc
+    try:
+        while True:
+            kind = type(event)
+            if kind is TextDelta:
+                assert isinstance(event, TextDelta)
+                turn.add_text(event)
+            elif kind is IterationEnd:
+                assert isinstance(event, IterationEnd)
+                turn.end = event
+                return
+            else:
+                turn.feed(event)
+            yield event
+            try:
+                event = await stream.__anext__()
+            except StopAsyncIteration:
+                raise StreamContractError(
+                    "the transport's stream ended without an IterationEnd event"
+                ) from None
+    finally:
+        await _close(stream)

@@ -1,0 +1,52 @@
+"""Plain value types shared by messages, events and transports: stop reasons and token usage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["StopReason", "Usage"]
+
+
+class StopReason(StrEnum):
+    """Why a model turn (or a whole run) ended, normalised across providers."""
+
+    END_TURN = "end_turn"
+    TOOL_USE = "tool_use"
+    MAX_TOKENS = "max_tokens"
+    REFUSAL = "refusal"
+    PAUSE_TURN = "pause_turn"
+    CONTEXT_WINDOW_EXCEEDED = "context_window_exceeded"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts for one model call or, summed with ``+``, for a whole run."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens (cache and reasoning tokens are already inside those)."""
+        return self.input_tokens + self.output_tokens
+
+
+ZERO_USAGE = Usage()
