@@ -27,19 +27,26 @@ async def weekday(date: str) -> str:
 
 
 async def main() -> None:
-    model = ScriptedTransport([
-        Reply("Let me check both.", tool_calls=[
-            Call("convert_km", {"km": 42.195}), Call("weekday", {"date": "2026-11-22"}),
-        ]),
-        lambda request: Reply(
-            "A marathon is {} miles, and 2026-11-22 is a {}.".format(
-                *(r.content for r in request.last_message.tool_results)
+    model = ScriptedTransport(
+        [
+            Reply(
+                "Let me check both.",
+                tool_calls=[
+                    Call("convert_km", {"km": 42.195}),
+                    Call("weekday", {"date": "2026-11-22"}),
+                ],
             ),
-            chunks=6,
-        ),
-    ])
-    agent = Agent(system="You are a precise assistant.", transport=model,
-                  tools=[convert_km, weekday])
+            lambda request: Reply(
+                "A marathon is {} miles, and 2026-11-22 is a {}.".format(
+                    *(r.content for r in request.last_message.tool_results)
+                ),
+                chunks=6,
+            ),
+        ]
+    )
+    agent = Agent(
+        system="You are a precise assistant.", transport=model, tools=[convert_km, weekday]
+    )
     async for event in agent.run_stream("How long is a marathon in miles, and what day is today?"):
         if isinstance(event, TextDelta):
             print(event.delta, end="", flush=True)

@@ -50,10 +50,10 @@ from .messages import (
 from .stream import AgentStream
 from .tools.guards import Allow, Deny, Guard, Rewrite, ToolCall
 from .tools.selector import ToolSelector, ToolSource
-from .tools.tool import Tool, ToolSpec
+from .tools.tool import Tool
 from .transports.base import CompletionTransport
 from .transports.retry import RetryPolicy
-from .types import StopReason, Usage
+from .types import StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from .tools.decorator import tool

@@ -53,8 +53,7 @@ from .events import (
     ToolUseStart,
 )
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from .tools.tool import ToolSpec
-from .types import StopReason, Usage
+from .types import StopReason, ToolSpec, Usage
 
 __all__ = [
     "Call",

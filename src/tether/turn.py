@@ -20,9 +20,9 @@ from .events import (
 )
 from .messages import ContentBlock, Message, ReasoningBlock, TextBlock, ToolUseBlock
 from .tools.repair import parse_arguments
-from .tools.tool import ToolSpec
 from .transports.base import CompletionTransport
 from .transports.retry import RetryPolicy
+from .types import ToolSpec
 
 __all__ = ["TurnBuilder", "stream_turn"]
 

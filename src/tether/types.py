@@ -1,11 +1,13 @@
-"""Plain value types shared by messages, events and transports: stop reasons and token usage."""
+"""Plain value types shared by messages, events and transports: stop reasons, usage, tool specs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-__all__ = ["StopReason", "Usage"]
+__all__ = ["StopReason", "ToolSpec", "Usage"]
 
 
 class StopReason(StrEnum):
@@ -50,3 +52,12 @@ class Usage:
 
 
 ZERO_USAGE = Usage()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What a transport sends to the model for one tool: name, description, JSON Schema."""
+
+    name: str
+    description: str
+    schema: Mapping[str, Any]

@@ -1,4 +1,4 @@
-"""``Tool``: a named callable the model may use, and ``ToolSpec``, the frozen part a model sees."""
+"""``Tool``: a named callable the model may use (``ToolSpec`` is the frozen part a model sees)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from ..types import ToolSpec
+
 if TYPE_CHECKING:
     from .guards import Guard
 
@@ -18,15 +20,6 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 Validator = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 """Checks (and coerces) arguments; returns the keyword arguments or raises ``ToolArgumentError``."""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """What a transport sends to the model for one tool: name, description, JSON Schema."""
-
-    name: str
-    description: str
-    schema: Mapping[str, Any]
 
 
 def _empty_schema() -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from ..events import StreamEvent
 from ..messages import Message
-from ..tools.tool import ToolSpec
+from ..types import ToolSpec
 
 __all__ = ["CompletionTransport"]
 
