@@ -31,8 +31,8 @@ from tether import (
     ToolUseBlock,
     ToolUseStart,
     Usage,
+    codec,
 )
-from tether import codec
 from tether.errors import (
     GuardrailError,
     MaxIterationsError,

@@ -98,7 +98,7 @@ ENGINE = {"agent", "loop", "turn", "dispatch", "stream"}
 
 
 def _family(module: str) -> str:
-    return module.split(".")[0]
+    return module.split(".", maxsplit=1)[0]
 
 
 def _tether_imports(path: Path) -> set[str]:
