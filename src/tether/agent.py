@@ -130,6 +130,17 @@ class Agent:
             user_message, context, cancel=cancel, steering=steering
         ).get_final_text()
 
+    def run_sync(
+        self,
+        user_message: UserInput,
+        context: ContextStore | None = None,
+        *,
+        cancel: CancellationToken | None = None,
+        steering: Steering | None = None,
+    ) -> str:
+        """``run`` for code without an event loop (scripts, notebooks without one running)."""
+        return asyncio.run(self.run(user_message, context, cancel=cancel, steering=steering))
+
     async def dispatch_tools(
         self, blocks: Sequence[ToolUseBlock], iteration: int
     ) -> list[ToolResultBlock]:
