@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent
-from .budget import CharBudget, ContextPolicy
+from .budget import CharBudget, ContextPolicy, Trim
 from .context import ContextStore, MemoryContextStore
 from .control import CancellationToken, Steering
 from .errors import (
@@ -111,6 +111,7 @@ __all__ = [
     "ToolUseBlock",
     "ToolUseStart",
     "TransportError",
+    "Trim",
     "Usage",
     "__version__",
     "tool",

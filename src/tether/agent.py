@@ -10,7 +10,7 @@ from typing import Any, Literal
 from .budget import ContextPolicy
 from .context import ContextStore, MemoryContextStore
 from .control import CancellationToken, Steering
-from .dispatch import ErrorFormatter, ToolDispatcher
+from .dispatch import ErrorFormatter, ToolDispatcher, tools_by_name
 from .loop import InputGuardrail, OutputGuardrail, RunState, UserInput, run_loop
 from .messages import Message, ToolResultBlock, ToolUseBlock
 from .stream import AgentStream, EventCallback, observed
@@ -146,7 +146,7 @@ class Agent:
     ) -> list[ToolResultBlock]:
         """Run tool calls through guards and handlers; results in call order, errors as results."""
         dispatcher = ToolDispatcher(
-            {t.name: t for t in self.current_tools()},
+            tools_by_name(self.current_tools()),
             self.guards,
             iteration,
             self.format_tool_error,

@@ -9,15 +9,23 @@ from typing import Protocol, runtime_checkable
 
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["CharBudget", "ContextPolicy", "estimate_chars", "summarize_dropped"]
+__all__ = ["CharBudget", "ContextPolicy", "Trim", "estimate_chars", "summarize_dropped"]
+
+
+@dataclass(frozen=True, slots=True)
+class Trim:
+    """What to send instead of the whole history, and how many history messages were left out."""
+
+    messages: Sequence[Message]
+    removed: int
 
 
 @runtime_checkable
 class ContextPolicy(Protocol):
-    """Chooses the messages to send; returns ``messages`` itself when nothing changes."""
+    """Chooses the messages to send for one model call. Must not change ``messages``."""
 
-    def apply(self, messages: Sequence[Message]) -> Sequence[Message]:
-        """The history to send for this model call."""
+    def apply(self, messages: Sequence[Message]) -> Trim | None:
+        """None to send the history as it is, else the ``Trim`` to send."""
         ...
 
 
@@ -65,7 +73,8 @@ class CharBudget:
 
     System messages are never dropped and at least the last two messages stay. A tool result is
     never kept without the call it answers. With ``summarize`` the dropped part is replaced by one
-    user message digesting it (Prompty §13.3).
+    user message digesting it (Prompty §13.3: up to 4,000 characters, 200 per message, so a very
+    small budget can be overshot by the digest).
     """
 
     max_chars: int
@@ -76,11 +85,11 @@ class CharBudget:
         if self.max_chars <= 0:
             raise ValueError("max_chars must be positive")
 
-    def apply(self, messages: Sequence[Message]) -> Sequence[Message]:
+    def apply(self, messages: Sequence[Message]) -> Trim | None:
         sizes = [estimate_chars(m) for m in messages]
         total = sum(sizes)
         if total <= self.max_chars:
-            return messages
+            return None
         n = len(messages)
         n_sys = 0
         while n_sys < n and messages[n_sys].role == "system":
@@ -97,10 +106,10 @@ class CharBudget:
         ):
             start += 1
         if start == n_sys:
-            return messages
+            return None
         kept = list(messages[:n_sys])
         if self.summarize:
             digest = summarize_dropped(messages[n_sys:start])
             kept.append(Message("user", f"[Context summary: {digest}]"))
         kept.extend(messages[start:])
-        return kept
+        return Trim(kept, start - n_sys)

@@ -6,6 +6,7 @@ wrong; only task cancellation escapes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ __all__ = [
     "interrupted_result",
     "not_run_result",
     "to_content",
+    "tools_by_name",
     "truncate_result",
 ]
 
@@ -64,13 +66,33 @@ def to_content(value: Any) -> ToolResultContent:
         return str(value)
 
 
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n…[truncated {len(text) - limit} of {len(text)} characters]"
+
+
 def truncate_result(block: ToolResultBlock, limit: int | None) -> ToolResultBlock:
-    """The copy of a result the model sees: text over ``limit`` characters cut, with a note."""
-    if limit is None or not isinstance(block.content, str) or len(block.content) <= limit:
+    """The copy of a result the model sees: text over ``limit`` characters cut, with a note.
+
+    For rich content the limit is shared by its text blocks in order; images are kept.
+    """
+    if limit is None:
         return block
-    cut = len(block.content) - limit
-    text = f"{block.content[:limit]}\n…[truncated {cut} of {len(block.content)} characters]"
-    return ToolResultBlock(block.tool_use_id, text, block.is_error)
+    content = block.content
+    if isinstance(content, str):
+        if len(content) <= limit:
+            return block
+        return ToolResultBlock(block.tool_use_id, _cut(content, limit), block.is_error)
+    if sum(len(b.text) for b in content if isinstance(b, TextBlock)) <= limit:
+        return block
+    left, out = limit, []
+    for b in content:
+        if isinstance(b, TextBlock):
+            b = TextBlock(_cut(b.text, max(left, 0)))  # noqa: PLW2901
+            left -= len(b.text)
+        out.append(b)
+    return ToolResultBlock(block.tool_use_id, tuple(out), block.is_error)
 
 
 def not_run_result(block: ToolUseBlock, why: str) -> ToolResultBlock:
@@ -86,6 +108,16 @@ def interrupted_result(block: ToolUseBlock) -> ToolResultBlock:
 def results_message(results: Sequence[ToolResultBlock]) -> Message:
     """All results of one response in one user message, in call order."""
     return Message("user", tuple(results))
+
+
+def tools_by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
+    """Index tools by name; two tools with one name are a configuration error."""
+    table = {t.name: t for t in tools}
+    if len(table) != len(tools):
+        names = [t.name for t in tools]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"two tools share the name(s) {', '.join(dupes)}")
+    return table
 
 
 @dataclass(slots=True)
@@ -118,26 +150,36 @@ class ToolDispatcher:
         arguments: Mapping[str, Any] = block.input
         if tool.bindings:
             arguments = {**arguments, **tool.bindings}
-        try:
-            if self.guards or tool.guards:
+        if self.guards or tool.guards:
+            try:
                 checked = await run_guards(
                     (*self.guards, *tool.guards),
                     ToolCall(block.id, block.name, arguments, tool, self.iteration),
                 )
-                if type(checked) is Deny:
-                    return ToolResultBlock(block.id, f"Tool call denied: {checked.reason}", True)
-                assert isinstance(checked, ToolCall)
-                arguments = checked.arguments
+            except Exception as exc:
+                text = f"Error: a guard of tool '{block.name}' failed: {type(exc).__name__}: {exc}"
+                return ToolResultBlock(block.id, text, True)
+            if type(checked) is Deny:
+                return ToolResultBlock(block.id, f"Tool call denied: {checked.reason}", True)
+            assert isinstance(checked, ToolCall)
+            arguments = checked.arguments
+        try:
             value = await tool.invoke(arguments)
         except ToolArgumentError as exc:
             return ToolResultBlock(
                 block.id, f"Error: {exc}. Call the tool again with corrected arguments.", True
             )
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this run is being cancelled
+            # Something the tool awaited was cancelled (e.g. its server went away): a tool failure.
+            return ToolResultBlock(block.id, self._error_text(tool, arguments, exc), True)
         except Exception as exc:
             return ToolResultBlock(block.id, self._error_text(tool, arguments, exc), True)
         return ToolResultBlock(block.id, to_content(value))
 
-    def _error_text(self, tool: Tool, arguments: Mapping[str, Any], exc: Exception) -> str:
+    def _error_text(self, tool: Tool, arguments: Mapping[str, Any], exc: BaseException) -> str:
         if isinstance(exc, TimeoutError) and tool.timeout is not None:
             return f"Error: Tool '{tool.name}' timed out after {tool.timeout:g} s."
         if self.format_error is not None:

@@ -90,7 +90,10 @@ class IterationEnd:
 
 @dataclass(frozen=True, slots=True)
 class ToolDispatch:
-    """A tool call is about to run with these (repaired, bound, guarded) arguments."""
+    """A tool call is being dispatched; ``input`` is what the model sent (after JSON repair).
+
+    Bindings and guard rewrites are applied after this event, inside the dispatch.
+    """
 
     tool_use_id: str
     name: str

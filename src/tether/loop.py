@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .context import ContextStore
 from .control import CancellationToken, Steering
-from .dispatch import ToolDispatcher, interrupted_result, not_run_result, truncate_result
+from .dispatch import (
+    ToolDispatcher,
+    interrupted_result,
+    not_run_result,
+    tools_by_name,
+    truncate_result,
+)
 from .errors import (
     GuardrailError,
     MaxIterationsError,
@@ -37,7 +43,6 @@ from .events import (
 )
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from .tools.guards import Allow, Deny, GuardDecision
-from .tools.tool import Tool
 from .turn import TurnBuilder, stream_turn
 from .types import ZERO_USAGE, StopReason, Usage
 
@@ -86,15 +91,6 @@ async def _check(guardrail: Callable[[Any], Any], subject: Any, where: str) -> N
     raise TypeError(f"{where} guardrail returned {decision!r}; expected Allow or Deny")
 
 
-def _by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
-    table = {t.name: t for t in tools}
-    if len(table) != len(tools):
-        names = [t.name for t in tools]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        raise ValueError(f"two tools share the name(s) {', '.join(dupes)}")
-    return table
-
-
 def _stop_error(reason: StopReason, text: str) -> TetherError:
     if reason is StopReason.CANCELLED:
         return RunCancelled("the provider reported the turn as cancelled")
@@ -133,10 +129,10 @@ async def run_loop(
                     f"the agent reached max_iterations={agent.max_iterations} while the model "
                     "was still calling tools"
                 )
-            iteration += 1
-            state.iterations = iteration
             if cancel is not None and cancel.cancelled:
                 raise RunCancelled("the run was cancelled")
+            iteration += 1
+            state.iterations = iteration
             if steering is not None and steering.has_pending:
                 injected = steering.drain()
                 for m in injected:
@@ -148,11 +144,13 @@ async def run_loop(
             tools = agent.current_tools()
             if agent.selector is not None:
                 tools = list(await agent.selector.select(history, tools))
+            table = tools_by_name(tools)
             sent: Sequence[Message] = history
             if agent.context_policy is not None:
-                sent = agent.context_policy.apply(history)
-                if sent is not history:
-                    yield ContextTrimmed(len(history) - len(sent), len(sent))
+                trimmed = agent.context_policy.apply(history)
+                if trimmed is not None:
+                    sent = trimmed.messages
+                    yield ContextTrimmed(trimmed.removed, len(sent))
             if iteration == agent.max_iterations and agent.last_iteration_message is not None:
                 sent = [*sent, agent.last_iteration_message]
             for guardrail in agent.input_guardrails:
@@ -195,12 +193,19 @@ async def run_loop(
                 history.append(message)
             state.final_text = text = turn.text()
             reason = end.stop_reason
-            yield IterationEnd(iteration, reason, end.usage, end.raw_stop_reason, end.model)
+            try:
+                yield IterationEnd(iteration, reason, end.usage, end.raw_stop_reason, end.model)
+            except BaseException:
+                if calls:  # closed before dispatch began: the stored calls still need results
+                    await _append_results(
+                        store, history, [interrupted_result(b) for b in calls], limit
+                    )
+                raise
 
             if calls and reason in _DISPATCHABLE:
                 unknown: list[str] = []
                 dispatcher = ToolDispatcher(
-                    _by_name(tools),
+                    table,
                     agent.guards,
                     iteration,
                     agent.format_tool_error,
@@ -221,9 +226,10 @@ async def run_loop(
                 continue
             if calls:
                 why = f"the response ended with {reason.value!r} before the call was complete."
-                await _append_results(
-                    store, history, [not_run_result(b, why) for b in calls], limit
-                )
+                skipped = [not_run_result(b, why) for b in calls]
+                await _append_results(store, history, skipped, limit)
+                for block, result in zip(calls, skipped, strict=True):
+                    yield ToolResult(block.id, block.name, True, result.content)
                 if reason is StopReason.MAX_TOKENS:
                     continue
             elif reason is StopReason.PAUSE_TURN:
@@ -235,15 +241,24 @@ async def run_loop(
             raise _stop_error(reason, text)
     except MaxIterationsError as exc:
         if agent.on_max_iterations == "raise":
+            state.stop_reason, state.error, state.done = StopReason.ERROR, exc, True
             raise
         error, stop = exc, StopReason.ERROR
+        state.done = True
     except RunCancelled as exc:
         error, stop = exc, StopReason.CANCELLED
+        state.done = True
     except Exception as exc:
         error = exc
         if stop not in (StopReason.MAX_TOKENS, StopReason.CONTEXT_WINDOW_EXCEEDED):
             stop = StopReason.ERROR
-    state.stop_reason, state.error, state.done = stop, error, True
+        state.done = True
+    else:
+        state.done = True
+    finally:
+        if not state.done:  # closed or cancelled from outside
+            state.stop_reason, state.done = StopReason.CANCELLED, True
+    state.stop_reason, state.error = stop, error
     if error is not None:
         yield Error(error)
     yield SessionEndEvent(stop, total, error, iteration)
