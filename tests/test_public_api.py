@@ -92,7 +92,7 @@ PARTS = {
     "context": {"context"},
     "control": {"control"},
     "budget": {"budget"},
-    "testing": set(),
+    "testing": {"testing"},
 }
 ENGINE = {"agent", "loop", "turn", "dispatch", "stream"}
 

@@ -13,6 +13,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from .budget import Trim
 from .context import ContextStore
 from .control import CancellationToken, Steering
 from .dispatch import (
@@ -43,6 +44,7 @@ from .events import (
 )
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from .tools.guards import Allow, Deny, GuardDecision
+from .tools.tool import Tool
 from .turn import TurnBuilder, stream_turn
 from .types import ZERO_USAGE, StopReason, Usage
 
@@ -101,6 +103,32 @@ def _stop_error(reason: StopReason, text: str) -> TetherError:
     return ModelStopError(what, stop_reason=reason.value, partial_text=text)
 
 
+async def _offered_tools(
+    agent: Agent, history: list[Message]
+) -> tuple[list[Tool], dict[str, Tool]]:
+    """This iteration's tools: sources read again, then trimmed by the selector."""
+    tools = agent.current_tools()
+    if agent.selector is not None:
+        tools = list(await agent.selector.select(history, tools))
+    return tools, tools_by_name(tools)
+
+
+async def _messages_to_send(
+    agent: Agent, history: list[Message], iteration: int
+) -> tuple[Sequence[Message], Trim | None]:
+    """What this model call sends: the context policy's view, the last-iteration note, checked
+    by the input guardrails."""
+    sent: Sequence[Message] = history
+    trim = agent.context_policy.apply(history) if agent.context_policy is not None else None
+    if trim is not None:
+        sent = trim.messages
+    if iteration == agent.max_iterations and agent.last_iteration_message is not None:
+        sent = [*sent, agent.last_iteration_message]
+    for guardrail in agent.input_guardrails:
+        await _check(guardrail, sent, "input")
+    return sent, trim
+
+
 async def run_loop(
     agent: Agent,
     user_message: UserInput,
@@ -141,20 +169,10 @@ async def run_loop(
                 yield SteeringInjected(tuple(injected))
             yield IterationStart(iteration)
 
-            tools = agent.current_tools()
-            if agent.selector is not None:
-                tools = list(await agent.selector.select(history, tools))
-            table = tools_by_name(tools)
-            sent: Sequence[Message] = history
-            if agent.context_policy is not None:
-                trimmed = agent.context_policy.apply(history)
-                if trimmed is not None:
-                    sent = trimmed.messages
-                    yield ContextTrimmed(trimmed.removed, len(sent))
-            if iteration == agent.max_iterations and agent.last_iteration_message is not None:
-                sent = [*sent, agent.last_iteration_message]
-            for guardrail in agent.input_guardrails:
-                await _check(guardrail, sent, "input")
+            tools, table = await _offered_tools(agent, history)
+            sent, trim = await _messages_to_send(agent, history, iteration)
+            if trim is not None:
+                yield ContextTrimmed(trim.removed, len(sent))
             if cancel is not None and cancel.cancelled:
                 raise RunCancelled("the run was cancelled")
 
