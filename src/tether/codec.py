@@ -183,18 +183,28 @@ def loads_messages(text: str | bytes) -> list[Message]:
 
 # -- exceptions ------------------------------------------------------------------------------
 
+_TRANSPORT_ERRORS: tuple[type[errors.TransportError], ...] = (
+    errors.TransportError,
+    errors.AuthenticationError,
+    errors.RateLimitError,
+    errors.ContextWindowExceededError,
+    errors.BadRequestError,
+    errors.OverloadedError,
+    errors.ServerError,
+    errors.ConnectionFailedError,
+    errors.StreamInterruptedError,
+)
+_OTHER_ERRORS: tuple[type[errors.TetherError], ...] = (
+    errors.TetherError,
+    errors.StreamContractError,
+    errors.ModelStopError,
+    errors.MaxIterationsError,
+    errors.GuardrailError,
+    errors.ToolNotFoundError,
+    errors.RunCancelled,
+)
 _ERROR_TYPES: dict[str, type[errors.TetherError]] = {
-    cls.__name__: cls
-    for cls in (
-        errors.TetherError,
-        errors.TransportError,
-        errors.StreamContractError,
-        errors.ModelStopError,
-        errors.MaxIterationsError,
-        errors.GuardrailError,
-        errors.ToolNotFoundError,
-        errors.RunCancelled,
-    )
+    cls.__name__: cls for cls in (*_TRANSPORT_ERRORS, *_OTHER_ERRORS)
 }
 
 
@@ -215,8 +225,9 @@ def exception_from_dict(d: Mapping[str, Any]) -> BaseException:
     cls = _ERROR_TYPES.get(name)
     if cls is None:
         return errors.RemoteError(name, message)
-    if cls is errors.TransportError:
-        return errors.TransportError(
+    if cls in _TRANSPORT_ERRORS:
+        assert issubclass(cls, errors.TransportError)
+        return cls(
             message,
             retryable=bool(d.get("retryable")),
             retry_after=d.get("retry_after"),

@@ -15,12 +15,20 @@ TetherError
 from __future__ import annotations
 
 __all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "ConnectionFailedError",
+    "ContextWindowExceededError",
     "GuardrailError",
     "MaxIterationsError",
     "ModelStopError",
+    "OverloadedError",
+    "RateLimitError",
     "RemoteError",
     "RunCancelled",
+    "ServerError",
     "StreamContractError",
+    "StreamInterruptedError",
     "TetherError",
     "ToolArgumentError",
     "ToolNotFoundError",
@@ -47,6 +55,38 @@ class TransportError(TetherError):
         self.retryable = retryable
         self.retry_after = retry_after
         self.status_code = status_code
+
+
+class AuthenticationError(TransportError):
+    """The provider refused the credentials (401/403)."""
+
+
+class RateLimitError(TransportError):
+    """Too many requests (429); ``retry_after`` is the server's advice in seconds, if given."""
+
+
+class ContextWindowExceededError(TransportError):
+    """The request is larger than the model's context window."""
+
+
+class BadRequestError(TransportError):
+    """The provider rejected the request; the message is the provider's own."""
+
+
+class OverloadedError(TransportError):
+    """The provider is overloaded (503/529); worth retrying later."""
+
+
+class ServerError(TransportError):
+    """The provider failed (5xx); worth retrying."""
+
+
+class ConnectionFailedError(TransportError):
+    """No response arrived: connection refused, name not resolved, or a timeout."""
+
+
+class StreamInterruptedError(TransportError):
+    """The response stream broke after it had begun; what arrived before is kept."""
 
 
 class StreamContractError(TetherError):

@@ -56,8 +56,12 @@ ZERO_USAGE = Usage()
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """What a transport sends to the model for one tool: name, description, JSON Schema."""
+    """What a transport sends to the model for one tool: name, description, JSON Schema.
+
+    ``strict`` asks providers that support it to constrain arguments to the schema exactly.
+    """
 
     name: str
     description: str
     schema: Mapping[str, Any]
+    strict: bool | None = None

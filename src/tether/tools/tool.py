@@ -49,6 +49,7 @@ class Tool:
     - ``validator``: checks arguments before the handler runs (``@tool`` builds one with pydantic).
     - ``timeout``: seconds before a call is abandoned with an error result.
     - ``thread``: run a synchronous handler in a worker thread instead of on the event loop.
+    - ``strict``: ask the provider to hold the model's arguments to the schema exactly.
     """
 
     name: str
@@ -61,6 +62,7 @@ class Tool:
     validator: Validator | None = None
     timeout: float | None = None
     thread: bool = False
+    strict: bool | None = None
     spec: ToolSpec = field(init=False, repr=False)
     is_async: bool = field(init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(init=False, repr=False, default=None)
@@ -82,7 +84,7 @@ class Tool:
         if self.bindings:
             self.schema = _without_bindings(self.schema, tuple(self.bindings))
         self.guards = tuple(self.guards)
-        self.spec = ToolSpec(self.name, self.description, self.schema)
+        self.spec = ToolSpec(self.name, self.description, self.schema, self.strict)
         self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(
             getattr(self.handler, "__call__", None)  # noqa: B004 - async callable objects
         )
