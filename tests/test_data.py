@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tether import (
+    AudioBlock,
     ContextTrimmed,
     Error,
     ImageBlock,
@@ -85,11 +87,13 @@ def test_image_block_needs_exactly_one_source() -> None:
     with pytest.raises(ValueError):
         ImageBlock("image/png")
     with pytest.raises(ValueError):
-        ImageBlock("image/png", data=b"x", url="http://x")
+        ImageBlock("image/png", data="eA==", url="http://x")
 
 
 def test_tool_result_text_of_rich_content() -> None:
-    block = ToolResultBlock("a", [TextBlock("chart: "), ImageBlock("image/png", data=b"\x89")])
+    block = ToolResultBlock(
+        "a", [TextBlock("chart: "), ImageBlock.from_bytes("image/png", b"\x89")]
+    )
     assert isinstance(block.content, tuple)
     assert block.text == "chart: [image image/png]"
 
@@ -134,9 +138,12 @@ json_values = st.recursive(
     max_leaves=12,
 )
 text_blocks = st.builds(TextBlock, texts)
+audio_blocks = st.builds(AudioBlock, st.just("audio/wav"), st.just("UklGRg=="))
 image_blocks = st.one_of(
     st.builds(
-        ImageBlock, st.sampled_from(["image/png", "image/jpeg"]), data=st.binary(max_size=64)
+        ImageBlock,
+        st.sampled_from(["image/png", "image/jpeg"]),
+        data=st.binary(max_size=64).map(lambda b: base64.b64encode(b).decode()),
     ),
     st.builds(ImageBlock, st.just("image/png"), url=st.just("https://example.com/a.png")),
 )
@@ -157,7 +164,7 @@ tool_results = st.builds(
     texts | st.lists(text_blocks | image_blocks, max_size=3).map(tuple),
     st.booleans(),
 )
-blocks = text_blocks | image_blocks | reasoning_blocks | tool_uses | tool_results
+blocks = text_blocks | image_blocks | audio_blocks | reasoning_blocks | tool_uses | tool_results
 messages = st.builds(
     Message, st.sampled_from(["user", "assistant", "system"]), st.lists(blocks, max_size=5)
 )

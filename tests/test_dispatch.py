@@ -32,7 +32,7 @@ class Point:
 
 
 def test_to_content_keeps_text_and_images_and_encodes_the_rest() -> None:
-    img = ImageBlock("image/png", data=b"\x89PNG")
+    img = ImageBlock("image/png", data="iVBORw0K")
     assert to_content("plain") == "plain"
     assert to_content(TextBlock("t")) == (TextBlock("t"),)
     assert to_content([TextBlock("t"), img]) == (TextBlock("t"), img)

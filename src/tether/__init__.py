@@ -39,6 +39,7 @@ from .events import (
     ToolUseStart,
 )
 from .messages import (
+    AudioBlock,
     ContentBlock,
     ImageBlock,
     Message,
@@ -64,6 +65,7 @@ __all__ = [
     "Agent",
     "AgentStream",
     "Allow",
+    "AudioBlock",
     "CancellationToken",
     "CharBudget",
     "CompletionTransport",

@@ -7,7 +7,6 @@ tether exception class where it is one of ours, else as ``RemoteError``.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
@@ -31,6 +30,7 @@ from .events import (
     ToolUseStart,
 )
 from .messages import (
+    AudioBlock,
     ContentBlock,
     ImageBlock,
     Message,
@@ -95,10 +95,12 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     if type(block) is ImageBlock:
         d = {"type": "image", "media_type": block.media_type}
         if block.data is not None:
-            d["data"] = base64.b64encode(block.data).decode("ascii")
+            d["data"] = block.data
         else:
             d["url"] = block.url
         return d
+    if type(block) is AudioBlock:
+        return {"type": "audio", "media_type": block.media_type, "data": block.data}
     raise TypeError(f"not a content block: {block!r}")
 
 
@@ -124,10 +126,9 @@ def block_from_dict(d: Mapping[str, Any]) -> ContentBlock:
             d.get("provider"),
         )
     if kind == "image":
-        data = d.get("data")
-        return ImageBlock(
-            d["media_type"], base64.b64decode(data) if data is not None else None, d.get("url")
-        )
+        return ImageBlock(d["media_type"], d.get("data"), d.get("url"))
+    if kind == "audio":
+        return AudioBlock(d["media_type"], d["data"])
     raise ValueError(f"unknown content block type {kind!r}")
 
 

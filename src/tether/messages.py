@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
+    "AudioBlock",
     "ContentBlock",
     "ImageBlock",
     "Message",
@@ -31,15 +33,28 @@ class TextBlock:
 
 @dataclass(frozen=True, slots=True)
 class ImageBlock:
-    """An image, either inline bytes (``data``) or a reference (``url``), never both."""
+    """An image: inline base64 ``data`` or a ``url`` (http(s) or a ``data:`` URI), never both."""
 
     media_type: str
-    data: bytes | None = None
+    data: str | None = None
     url: str | None = None
 
     def __post_init__(self) -> None:
         if (self.data is None) == (self.url is None):
-            raise ValueError("ImageBlock needs exactly one of data= or url=")
+            raise ValueError("ImageBlock needs exactly one of data= (base64) or url=")
+
+    @classmethod
+    def from_bytes(cls, media_type: str, raw: bytes) -> ImageBlock:
+        """An inline image from its bytes."""
+        return cls(media_type, base64.b64encode(raw).decode("ascii"))
+
+
+@dataclass(frozen=True, slots=True)
+class AudioBlock:
+    """Audio input as base64 ``data`` (e.g. ``audio/wav``, ``audio/mpeg``)."""
+
+    media_type: str
+    data: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +114,9 @@ class ToolResultBlock:
         )
 
 
-ContentBlock: TypeAlias = TextBlock | ImageBlock | ReasoningBlock | ToolUseBlock | ToolResultBlock
+ContentBlock: TypeAlias = (
+    TextBlock | ImageBlock | AudioBlock | ReasoningBlock | ToolUseBlock | ToolResultBlock
+)
 
 
 @dataclass(frozen=True, slots=True)
