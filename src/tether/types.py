@@ -26,7 +26,12 @@ class StopReason(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts for one model call or, summed with ``+``, for a whole run."""
+    """Token counts for one model call or, summed with ``+``, for a whole run.
+
+    ``input_tokens`` counts every prompt token, cached ones included; ``cache_read_tokens`` and
+    ``cache_write_tokens`` say how many of those were read from or written to a prompt cache.
+    ``reasoning_tokens`` is the part of ``output_tokens`` spent on reasoning.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
