@@ -19,11 +19,11 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         props = out.get("properties") or {}
         required = set(out.get("required") or ())
         new_props: dict[str, Any] = {}
-        for name, sub in props.items():
-            sub = strict_schema(sub) if isinstance(sub, Mapping) else sub
-            if name not in required and isinstance(sub, dict):
-                sub = _nullable(sub)
-            new_props[name] = sub
+        for name, given in props.items():
+            sub = strict_schema(given) if isinstance(given, Mapping) else given
+            new_props[name] = (
+                sub if name in required or not isinstance(sub, dict) else _nullable(sub)
+            )
         out["properties"] = new_props
         out["required"] = list(props)
         out["additionalProperties"] = False
