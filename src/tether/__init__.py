@@ -57,6 +57,7 @@ from .transports.retry import RetryPolicy
 from .types import StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
+    from .providers import transport
     from .tools.decorator import tool
 
 __version__ = "0.1.0"
@@ -117,13 +118,18 @@ __all__ = [
     "Usage",
     "__version__",
     "tool",
+    "transport",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    # ``tool`` needs pydantic; load it only when asked for.
+    # ``tool`` needs pydantic and ``transport`` httpx: load them only when asked for.
     if name == "tool":
         from .tools.decorator import tool  # noqa: PLC0415
 
         return tool
+    if name == "transport":
+        from .providers import transport  # noqa: PLC0415
+
+        return transport
     raise AttributeError(f"module 'tether' has no attribute {name!r}")

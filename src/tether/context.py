@@ -6,7 +6,7 @@ only appends. Persistent stores serialise with ``tether.codec``.
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
@@ -16,8 +16,8 @@ __all__ = ["ContextStore", "MemoryContextStore", "new_session_id"]
 
 
 def new_session_id() -> str:
-    """A fresh random session id."""
-    return uuid.uuid4().hex
+    """A fresh random session id (128 random bits as 32 hex digits)."""
+    return os.urandom(16).hex()
 
 
 @runtime_checkable
