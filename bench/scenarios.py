@@ -42,7 +42,7 @@ class LoopModel:
         if k < self.n:
             call_id = f"call_{k}"
             yield ToolUseStart(0, call_id, "step")
-            yield ToolInputDelta(0, call_id, '{"i": %d}' % k)
+            yield ToolInputDelta(0, call_id, f'{{"i": {k}}}')
             yield IterationEnd(0, StopReason.TOOL_USE, USAGE)
         else:
             yield TextDelta(0, "done")
@@ -75,7 +75,7 @@ class ParModel:
         if len(messages) == 1:
             for j in range(self.calls):
                 yield ToolUseStart(j, f"c{j}", "sleep_tool")
-                yield ToolInputDelta(j, f"c{j}", '{"i": %d}' % j)
+                yield ToolInputDelta(j, f"c{j}", f'{{"i": {j}}}')
             yield IterationEnd(0, StopReason.TOOL_USE, USAGE)
         else:
             yield TextDelta(0, "done")
@@ -146,7 +146,7 @@ async def tether_stream_events(agent: Agent) -> int:
 async def raw_model(messages: list[dict[str, Any]], n: int) -> AsyncIterator[dict[str, Any]]:
     k = (len(messages) - 2) // 2
     if k < n:
-        yield {"tool_calls": [{"id": f"call_{k}", "name": "step", "arguments": '{"i": %d}' % k}]}
+        yield {"tool_calls": [{"id": f"call_{k}", "name": "step", "arguments": f'{{"i": {k}}}'}]}
     else:
         yield {"content": "done"}
 
@@ -164,7 +164,7 @@ async def raw_par_model(
     if len(messages) == 2:
         yield {
             "tool_calls": [
-                {"id": f"c{j}", "name": "sleep_tool", "arguments": '{"i": %d}' % j}
+                {"id": f"c{j}", "name": "sleep_tool", "arguments": f'{{"i": {j}}}'}
                 for j in range(calls)
             ]
         }
