@@ -43,13 +43,17 @@ class TextDelta:
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta:
-    """A piece of reasoning for block ``index``; ``signature`` pieces are concatenated as sent."""
+    """A piece of reasoning for block ``index``; ``signature`` pieces are concatenated as sent.
+
+    ``provider`` names the wire format whose signature this is, so only it gets it back.
+    """
 
     index: int
     delta: str
     signature: str | None = None
     redacted: bool = False
     id: str | None = None
+    provider: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

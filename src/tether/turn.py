@@ -28,13 +28,14 @@ __all__ = ["TurnBuilder", "stream_turn"]
 
 
 class _Reasoning:
-    __slots__ = ("id", "parts", "redacted", "signature")
+    __slots__ = ("id", "parts", "provider", "redacted", "signature")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.signature: str | None = None
         self.redacted = False
         self.id: str | None = None
+        self.provider: str | None = None
 
 
 class _Call:
@@ -88,6 +89,8 @@ class TurnBuilder:
             r.redacted = r.redacted or event.redacted
             if event.id is not None:
                 r.id = event.id
+            if event.provider is not None:
+                r.provider = event.provider
 
     def text(self) -> str:
         """The answer text so far, blocks in index order."""
@@ -103,7 +106,8 @@ class TurnBuilder:
             if text:
                 blocks.append((i, TextBlock(text)))
         for i, r in self.reasoning.items():
-            blocks.append((i, ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id)))
+            block = ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id, r.provider)
+            blocks.append((i, block))
         calls: list[ToolUseBlock] = []
         for i, c in self.calls.items():
             block = _tool_use(c)
