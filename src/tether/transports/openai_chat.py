@@ -1,0 +1,673 @@
+"""OpenAI Chat Completions (``POST /chat/completions``): request encoder, stream decoder, transport.
+
+OpenAI-compatible servers (llama.cpp, vLLM, Ollama, Groq, DeepSeek, …) speak the same format;
+their ``reasoning_content`` (or ``reasoning``) deltas become ``ReasoningDelta`` events.
+
+Streamed and whole responses give the same events: reasoning, text (a refusal is text too) and
+one block per tool call, each with its own index in the order they first appear, then one
+``IterationEnd`` carrying usage, the stop reason and the model name.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..errors import StreamInterruptedError, TransportError
+from ..events import (
+    IterationEnd,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from ..messages import (
+    AudioBlock,
+    ContentBlock,
+    ImageBlock,
+    Message,
+    ReasoningBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from ..types import StopReason, ToolSpec, Usage
+from .http import HttpTransport, error_from_response
+from .options import ModelOptions, ToolChoice
+from .schema import strict_schema
+from .sse import SSEEvent
+
+__all__ = ["ChatStreamDecoder", "OpenAIChatCodec", "OpenAIChatTransport"]
+
+_loads = json.loads
+
+_STOP_REASONS = {
+    "stop": StopReason.END_TURN,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "length": StopReason.MAX_TOKENS,
+    "content_filter": StopReason.REFUSAL,
+}
+
+_AUDIO_FORMATS = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+}
+
+# An in-stream (or HTTP 200) error carries a type/code word instead of a status; these words pick
+# the status whose translation ``error_from_response`` already knows. Checked in order.
+_ERROR_STATUS = (
+    ("context_length", 400),
+    ("rate_limit", 429),
+    ("quota", 429),
+    ("overload", 503),
+    ("auth", 401),
+    ("api_key", 401),
+    ("permission", 403),
+    ("not_found", 404),
+    ("invalid_request", 400),
+    ("badrequest", 400),
+    ("bad_request", 400),
+)
+
+_CACHE_LIMIT = 512
+
+
+# --- encoding -------------------------------------------------------------------------------
+
+
+def _audio_format(media_type: str) -> str:
+    kind = media_type.split(";", 1)[0].strip().lower()
+    return _AUDIO_FORMATS.get(kind) or kind.removeprefix("audio/")
+
+
+def _part(block: ContentBlock) -> dict[str, Any]:
+    kind = type(block)
+    if kind is TextBlock:
+        assert isinstance(block, TextBlock)
+        return {"type": "text", "text": block.text}
+    if kind is ImageBlock:
+        assert isinstance(block, ImageBlock)
+        url = block.url if block.url is not None else f"data:{block.media_type};base64,{block.data}"
+        return {"type": "image_url", "image_url": {"url": url}}
+    if kind is AudioBlock:
+        assert isinstance(block, AudioBlock)
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": block.data, "format": _audio_format(block.media_type)},
+        }
+    raise ValueError(f"OpenAI Chat cannot send a {kind.__name__} in message content")
+
+
+def _content(blocks: Sequence[ContentBlock]) -> str | list[dict[str, Any]]:
+    """One text block as a plain string (Prompty §7.1.1); anything else as typed parts."""
+    if len(blocks) == 1 and type(blocks[0]) is TextBlock:
+        return blocks[0].text
+    return [_part(b) for b in blocks]
+
+
+def _arguments(block: ToolUseBlock) -> str:
+    if block.raw_arguments is not None:
+        return block.raw_arguments
+    data = block.input if type(block.input) is dict else dict(block.input)
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def _assistant(message: Message) -> dict[str, Any]:
+    blocks: list[ContentBlock] = []
+    calls: list[dict[str, Any]] = []
+    for block in message.content:
+        kind = type(block)
+        if kind is ToolUseBlock:
+            assert isinstance(block, ToolUseBlock)
+            calls.append(
+                {
+                    "id": block.id,
+                    "type": "function",
+                    "function": {"name": block.name, "arguments": _arguments(block)},
+                }
+            )
+        elif kind is TextBlock:
+            blocks.append(block)
+        elif kind is not ReasoningBlock:  # reasoning is never sent back in this format
+            raise ValueError(f"OpenAI Chat cannot send a {kind.__name__} in an assistant message")
+    wire: dict[str, Any] = {"role": "assistant"}
+    if blocks:
+        wire["content"] = _content(blocks)
+    elif not calls:
+        wire["content"] = ""
+    if calls:  # content is left out when the model only called tools (Prompty §9.5)
+        wire["tool_calls"] = calls
+    return wire
+
+
+def _tool_message(result: ToolResultBlock, images: list[ContentBlock]) -> dict[str, Any]:
+    """The ``tool`` message for one result; its images go to ``images`` (a tool message is text)."""
+    content = result.content
+    if isinstance(content, str):
+        text = content
+    else:
+        text = "".join(b.text for b in content if type(b) is TextBlock)
+        shown = [b for b in content if type(b) is ImageBlock]
+        if shown:
+            images.append(TextBlock(f"Image(s) returned by tool call {result.tool_use_id}:"))
+            images.extend(shown)
+            if not text:
+                text = "(the result is the image(s) in the next message)"
+    return {"role": "tool", "tool_call_id": result.tool_use_id, "content": text}
+
+
+def _append(message: Message, out: list[dict[str, Any]]) -> None:
+    """Add ``message`` as wire messages: tool results first, each its own ``tool`` message."""
+    if message.role == "assistant":
+        out.append(_assistant(message))
+        return
+    parts: list[ContentBlock] = []
+    images: list[ContentBlock] = []
+    had_results = False
+    for block in message.content:
+        kind = type(block)
+        if kind is ToolResultBlock:
+            assert isinstance(block, ToolResultBlock)
+            out.append(_tool_message(block, images))
+            had_results = True
+        elif kind is ToolUseBlock:
+            raise ValueError(f"a tool call can only be in an assistant message, not {message.role}")
+        elif kind is not ReasoningBlock:
+            parts.append(block)
+    if images:
+        parts = [*images, *parts]
+    if parts:
+        out.append({"role": message.role, "content": _content(parts)})
+    elif not had_results:
+        out.append({"role": message.role, "content": ""})
+
+
+def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
+    if choice in ("auto", "none", "required"):
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _response_format(given: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"name", "schema", "strict"}`` or a bare schema as ``json_schema``; OpenAI's own passes."""
+    if given.get("type") in ("json_schema", "json_object", "text"):
+        return dict(given)
+    schema = given.get("schema")
+    if isinstance(schema, Mapping):
+        name = given.get("name") or "response"
+        strict = given.get("strict")
+        description = given.get("description")
+    else:
+        schema, name, strict, description = given, "response", None, None
+    spec: dict[str, Any] = {"name": name}
+    if description:
+        spec["description"] = description
+    if strict:
+        spec["schema"] = strict_schema(schema)
+        spec["strict"] = True
+    else:
+        spec["schema"] = schema if type(schema) is dict else dict(schema)
+        if strict is not None:
+            spec["strict"] = strict
+    return {"type": "json_schema", "json_schema": spec}
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    function: dict[str, Any] = {"name": spec.name}
+    if spec.description:
+        function["description"] = spec.description
+    if spec.strict:
+        function["parameters"] = strict_schema(spec.schema)
+        function["strict"] = True
+    else:
+        schema = spec.schema
+        function["parameters"] = schema if type(schema) is dict else dict(schema)
+    return {"type": "function", "function": function}
+
+
+class OpenAIChatCodec:
+    """The Chat Completions wire format, I/O-free.
+
+    ``max_tokens_field`` names the output limit: ``"max_completion_tokens"`` (OpenAI's own, and
+    the only one its reasoning models take) or ``"max_tokens"`` (what compatible servers know).
+    Tool definitions and the response format are built once per spec and shared by every
+    request body: read those bodies, never mutate them.
+    """
+
+    path = "/chat/completions"
+
+    __slots__ = ("_format_memo", "_tool_memo", "max_tokens_field")
+
+    def __init__(self, *, max_tokens_field: str = "max_completion_tokens") -> None:
+        self.max_tokens_field = max_tokens_field
+        self._tool_memo: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
+        self._format_memo: tuple[Mapping[str, Any], dict[str, Any]] | None = None
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def encode(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        system: str,
+        options: ModelOptions,
+        stream: bool,
+    ) -> dict[str, Any]:
+        wire: list[dict[str, Any]] = []
+        if system:
+            wire.append({"role": "system", "content": system})
+        for message in messages:
+            _append(message, wire)
+        body: dict[str, Any] = {"model": model, "messages": wire}
+        if tools:
+            body["tools"] = [self._tool(spec) for spec in tools]
+        self._options(body, options, bool(tools))
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        if options.extra_body:
+            body.update(options.extra_body)
+        return body
+
+    def _tool(self, spec: ToolSpec) -> dict[str, Any]:
+        memo = self._tool_memo.get(id(spec))
+        if memo is not None and memo[0] is spec:
+            return memo[1]
+        if len(self._tool_memo) >= _CACHE_LIMIT:
+            self._tool_memo.clear()
+        wire = _tool(spec)
+        self._tool_memo[id(spec)] = (spec, wire)
+        return wire
+
+    def _options(self, body: dict[str, Any], options: ModelOptions, has_tools: bool) -> None:
+        # top_k and thinking_budget have no Chat Completions equivalent and are left out.
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            body[self.max_tokens_field] = options.max_tokens
+        if options.top_p is not None:
+            body["top_p"] = options.top_p
+        if options.stop:
+            body["stop"] = list(options.stop)
+        if options.seed is not None:
+            body["seed"] = options.seed
+        if options.frequency_penalty is not None:
+            body["frequency_penalty"] = options.frequency_penalty
+        if options.presence_penalty is not None:
+            body["presence_penalty"] = options.presence_penalty
+        if has_tools:  # OpenAI rejects both fields on a request without tools
+            if options.tool_choice is not None:
+                body["tool_choice"] = _tool_choice(options.tool_choice)
+            if options.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = options.parallel_tool_calls
+        if options.response_format is not None:
+            body["response_format"] = self._format(options.response_format)
+        if options.reasoning_effort is not None:
+            body["reasoning_effort"] = options.reasoning_effort
+
+    def _format(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        memo = self._format_memo
+        if memo is not None and memo[0] is given:
+            return memo[1]
+        wire = _response_format(given)
+        self._format_memo = (given, wire)
+        return wire
+
+    def decoder(self) -> ChatStreamDecoder:
+        return ChatStreamDecoder()
+
+    def parse(self, body: Any) -> list[StreamEvent]:
+        if not isinstance(body, dict):
+            raise StreamInterruptedError("the provider's response is not a JSON object")
+        try:
+            return _parse(body)
+        except (AttributeError, TypeError) as exc:
+            raise StreamInterruptedError(
+                f"the provider's response has an unexpected shape ({exc})"
+            ) from exc
+
+
+# --- decoding -------------------------------------------------------------------------------
+
+
+def _parse(body: dict[str, Any]) -> list[StreamEvent]:
+    """A whole response as events: reasoning, text, each tool call, then the end."""
+    if body.get("error") is not None:
+        raise _provider_error(body["error"], "in its response")
+    choice = _first_choice(body.get("choices"))
+    if choice is None:
+        raise StreamInterruptedError("the provider's response has no choices")
+    message = choice.get("message") or {}
+    out: list[StreamEvent] = []
+    index = 0
+    reasoning = _reasoning_of(message)
+    if reasoning:
+        out.append(ReasoningDelta(index, reasoning))
+        index += 1
+    text = _text_of(message.get("content"))
+    refusal = message.get("refusal")
+    if text or refusal:
+        if text:
+            out.append(TextDelta(index, text))
+        if refusal:
+            out.append(TextDelta(index, refusal))
+        index += 1
+    calls = message.get("tool_calls") or ()
+    for call in calls:
+        function = call.get("function") or {}
+        call_id = call.get("id") or _new_call_id()
+        out.append(ToolUseStart(index, call_id, function.get("name") or ""))
+        arguments = function.get("arguments")
+        if arguments is not None and not isinstance(arguments, str):
+            arguments = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+        if arguments:
+            out.append(ToolInputDelta(index, call_id, arguments))
+        index += 1
+    raw = choice.get("finish_reason")
+    usage = body.get("usage")
+    out.append(
+        IterationEnd(
+            0,
+            _stop_reason(raw, bool(refusal), bool(calls)),
+            _usage(usage) if usage else Usage(),
+            raw,
+            body.get("model"),
+        )
+    )
+    return out
+
+
+def _new_call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _first_choice(choices: Any) -> Any:
+    """The choice with index 0 (the only one tether asks for), or None."""
+    for choice in choices or ():
+        if choice.get("index", 0) == 0:
+            return choice
+    return None
+
+
+def _text_of(content: Any) -> str:
+    """Message content as text: a string, or the text of a list of parts (some servers)."""
+    if not content or isinstance(content, str):
+        return content or ""
+    return "".join(
+        p.get("text") or "" for p in content if isinstance(p, dict) and p.get("type") == "text"
+    )
+
+
+def _reasoning_of(fields: Mapping[str, Any]) -> str:
+    value = fields.get("reasoning_content")
+    if value is None:
+        value = fields.get("reasoning")
+    return value if isinstance(value, str) else ""
+
+
+def _usage(usage: Mapping[str, Any]) -> Usage:
+    """``prompt_tokens`` already counts cached ones, as ``Usage.input_tokens`` does."""
+    prompt = usage.get("prompt_tokens_details")
+    cached = (prompt.get("cached_tokens") or 0) if prompt else 0
+    if not cached:  # DeepSeek's own field
+        cached = usage.get("prompt_cache_hit_tokens") or 0
+    completion = usage.get("completion_tokens_details")
+    return Usage(
+        usage.get("prompt_tokens") or 0,
+        usage.get("completion_tokens") or 0,
+        cached,
+        0,
+        (completion.get("reasoning_tokens") or 0) if completion else 0,
+    )
+
+
+def _stop_reason(raw: str | None, refused: bool, has_calls: bool) -> StopReason:
+    if refused:
+        return StopReason.REFUSAL
+    reason = _STOP_REASONS.get(raw, StopReason.UNKNOWN) if raw else StopReason.UNKNOWN
+    if has_calls:
+        # Some servers finish a tool-calling turn with "stop".
+        return StopReason.TOOL_USE if reason is StopReason.END_TURN else reason
+    return StopReason.UNKNOWN if reason is StopReason.TOOL_USE else reason
+
+
+def _provider_error(error: Any, where: str) -> TransportError:
+    """The ``TransportError`` for an ``{"error": ...}`` object sent with a 200 or in a stream."""
+    if isinstance(error, dict):
+        message = str(error.get("message") or error.get("type") or error)
+        code, kind = error.get("code"), error.get("type")
+    else:
+        message, code, kind = str(error), None, None
+    status: int | None = None
+    if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
+        status = int(code) if 400 <= int(code) < 600 else None
+    guessed = status
+    if guessed is None:
+        words = f"{kind} {code}".lower()
+        guessed = next((s for word, s in _ERROR_STATUS if word in words), 500)
+    body = json.dumps({"error": error}).encode()
+    mapped = error_from_response(guessed, httpx.Headers(), body)
+    return type(mapped)(
+        f"the provider reported an error {where}: {message}",
+        retryable=mapped.retryable,
+        retry_after=mapped.retry_after,
+        status_code=status,
+    )
+
+
+class _Call:
+    """One streamed tool call; ``block`` is -1 until its ``ToolUseStart`` is emitted."""
+
+    __slots__ = ("block", "id", "name", "pending")
+
+    def __init__(self, id: str) -> None:
+        self.id = id
+        self.name = ""
+        self.block = -1
+        self.pending: list[str] = []
+
+
+class ChatStreamDecoder:
+    """Chat Completions chunks to tether events.
+
+    A tool call's ``ToolUseStart`` is emitted with its first argument fragment (or when another
+    call begins, or at the end), so a name sent in pieces arrives whole; repeats of the name are
+    ignored. The ``IterationEnd`` comes at ``[DONE]`` (or at the end of a stream that had a
+    ``finish_reason``), after the usage chunk.
+    """
+
+    __slots__ = (
+        "_calls",
+        "_ended",
+        "_finish",
+        "_last",
+        "_model",
+        "_next",
+        "_order",
+        "_reasoning",
+        "_refused",
+        "_text",
+        "_usage",
+    )
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._text = -1
+        self._reasoning = -1
+        self._calls: dict[int, _Call] = {}
+        self._order: list[_Call] = []
+        self._last: _Call | None = None
+        self._finish: str | None = None
+        self._refused = False
+        self._usage = Usage()
+        self._model: str | None = None
+        self._ended = False
+
+    def feed(self, event: SSEEvent) -> list[StreamEvent]:
+        if self._ended:
+            return []
+        data = event.data
+        try:
+            chunk = _loads(data)
+        except ValueError as exc:
+            stripped = data.strip()
+            if stripped == "[DONE]":
+                return self._end()
+            if not stripped:
+                return []
+            raise StreamInterruptedError(
+                f"the provider sent a malformed stream chunk (not JSON: {exc}): {data[:200]!r}"
+            ) from exc
+        if type(chunk) is not dict:
+            raise StreamInterruptedError(f"the provider sent an unexpected chunk: {data[:200]!r}")
+        try:
+            return self._chunk(chunk, event.event)
+        except (AttributeError, TypeError) as exc:
+            raise StreamInterruptedError(
+                f"the provider sent a chunk of unexpected shape ({exc}): {data[:200]!r}"
+            ) from exc
+
+    def _chunk(self, chunk: dict[str, Any], event: str) -> list[StreamEvent]:
+        error = chunk.get("error")
+        if error is not None:
+            raise _provider_error(error, "in the stream")
+        if event == "error":
+            raise _provider_error(chunk, "in the stream")
+        out: list[StreamEvent] = []
+        choices = chunk.get("choices")
+        if choices:
+            choice = choices[0]
+            if choice.get("index", 0) != 0:
+                choice = _first_choice(choices)
+            if choice is not None:
+                delta = choice.get("delta")
+                if delta:
+                    self._delta(delta, out)
+                reason = choice.get("finish_reason")
+                if reason:
+                    self._finish = reason
+                    self._start_pending(out)
+        usage = chunk.get("usage")
+        if usage:
+            self._usage = _usage(usage)
+        model = chunk.get("model")
+        if model:
+            self._model = model
+        return out
+
+    def finish(self) -> list[StreamEvent]:
+        return [] if self._ended else self._end()
+
+    def _delta(self, delta: dict[str, Any], out: list[StreamEvent]) -> None:
+        content = delta.get("content")
+        if content:
+            if type(content) is not str:
+                content = _text_of(content)
+            if self._text < 0:
+                self._text = self._next
+                self._next += 1
+            out.append(TextDelta(self._text, content))
+        reasoning = delta.get("reasoning_content")
+        if reasoning is None:
+            reasoning = delta.get("reasoning")
+        if reasoning and type(reasoning) is str:
+            if self._reasoning < 0:
+                self._reasoning = self._next
+                self._next += 1
+            out.append(ReasoningDelta(self._reasoning, reasoning))
+        refusal = delta.get("refusal")
+        if refusal:
+            self._refused = True
+            if self._text < 0:
+                self._text = self._next
+                self._next += 1
+            out.append(TextDelta(self._text, refusal))
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                self._tool_delta(call, out)
+
+    def _tool_delta(self, part: dict[str, Any], out: list[StreamEvent]) -> None:
+        key = part.get("index")
+        call_id = part.get("id")
+        call = self._calls.get(key) if key is not None else self._last
+        if call is None or (call_id and call.id and call_id != call.id):
+            self._start_pending(out)  # an earlier call's name is complete once another begins
+            call = _Call(call_id or "")
+            self._calls[key if key is not None else -1 - len(self._order)] = call
+            self._order.append(call)
+        elif call_id and not call.id:
+            call.id = call_id
+        self._last = call
+        function = part.get("function")
+        if not function:
+            return
+        if call.block < 0:
+            name = function.get("name")
+            if name and name != call.name:
+                call.name += name
+        arguments = function.get("arguments")
+        if arguments:
+            if call.block >= 0:
+                out.append(ToolInputDelta(call.block, call.id, arguments))
+            elif call.name:
+                self._start(call, out)
+                out.append(ToolInputDelta(call.block, call.id, arguments))
+            else:  # arguments before the name: held until the call can start
+                call.pending.append(arguments)
+
+    def _start(self, call: _Call, out: list[StreamEvent]) -> None:
+        if not call.id:
+            call.id = _new_call_id()
+        call.block = self._next
+        self._next += 1
+        out.append(ToolUseStart(call.block, call.id, call.name))
+        for fragment in call.pending:
+            out.append(ToolInputDelta(call.block, call.id, fragment))
+        call.pending.clear()
+
+    def _start_pending(self, out: list[StreamEvent]) -> None:
+        for call in self._order:
+            if call.block < 0:
+                self._start(call, out)
+
+    def _end(self) -> list[StreamEvent]:
+        self._ended = True
+        if self._finish is None and not self._refused:
+            raise StreamInterruptedError(
+                "the response stream ended before the response was complete "
+                "(no finish_reason arrived)"
+            )
+        out: list[StreamEvent] = []
+        self._start_pending(out)
+        stop = _stop_reason(self._finish, self._refused, bool(self._order))
+        out.append(IterationEnd(0, stop, self._usage, self._finish, self._model))
+        return out
+
+
+class OpenAIChatTransport(HttpTransport):
+    """OpenAI Chat Completions, or any server that speaks it (pass its ``base_url``).
+
+    The output limit goes out as ``max_completion_tokens`` to OpenAI's own host and as
+    ``max_tokens`` elsewhere (put the other one in ``extra_body`` for a server that wants it).
+    """
+
+    provider: ClassVar[str] = "openai"
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+    env_key: ClassVar[str | None] = "OPENAI_API_KEY"
+
+    def _make_codec(self) -> OpenAIChatCodec:
+        own = urlsplit(self.base_url).hostname == urlsplit(self.default_base_url).hostname
+        return OpenAIChatCodec(max_tokens_field="max_completion_tokens" if own else "max_tokens")
