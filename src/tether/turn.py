@@ -106,8 +106,8 @@ class TurnBuilder:
             if text:
                 blocks.append((i, TextBlock(text)))
         for i, r in self.reasoning.items():
-            block = ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id, r.provider)
-            blocks.append((i, block))
+            thought = ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id, r.provider)
+            blocks.append((i, thought))
         calls: list[ToolUseBlock] = []
         for i, c in self.calls.items():
             block = _tool_use(c)

@@ -6,9 +6,11 @@ A wire format is a ``WireCodec``: a pure request encoder plus I/O-free response 
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -111,23 +113,34 @@ def resolve_api_key(
     return os.environ.get(env_var) or None
 
 
+def _seconds(value: str, scale: float = 1.0) -> float | None:
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
 def _retry_after(headers: httpx.Headers) -> float | None:
+    """The server's advice in seconds: ``retry-after-ms``, else ``Retry-After`` as seconds or an
+    HTTP-date. Anything unreadable is no advice (never an exception)."""
     ms = headers.get("retry-after-ms")
     if ms is not None:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
+        seconds = _seconds(ms, 0.001)
+        if seconds is not None:
+            return seconds
     value = headers.get("retry-after")
     if value is None:
         return None
+    seconds = _seconds(value)
+    if seconds is not None:
+        return seconds
     try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    when = email.utils.parsedate_to_datetime(value) if value else None
-    if when is None:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
+    if when.tzinfo is None:  # "-0000": UTC with no zone said
+        when = when.replace(tzinfo=datetime.UTC)
     return max(when.timestamp() - time.time(), 0.0)
 
 
@@ -151,10 +164,17 @@ def _provider_message(body: bytes) -> str:
 
 
 def error_from_response(status: int, headers: httpx.Headers, body: bytes) -> TransportError:
-    """Translate an HTTP error response into the matching ``TransportError``."""
+    """Translate an HTTP error response (or a redirect, not followed) into a ``TransportError``."""
     message = _provider_message(body)
     text = f"HTTP {status}: {message}"
     lowered = body.decode("utf-8", "replace").lower()
+    if 300 <= status < 400:
+        where = headers.get("location", "(no location)")
+        return BadRequestError(
+            f"HTTP {status}: the provider redirected to {where}; redirects are not followed "
+            "(a redirect must not carry the key elsewhere): check base_url",
+            status_code=status,
+        )
     if status in (401, 403):
         return AuthenticationError(text, status_code=status)
     if status == 429:
@@ -258,29 +278,35 @@ class HttpTransport:
                 json.dumps(body)[:20000],
             )
         if not self.streaming:
-            for event in self._codec.parse(await self._post(url, body)):
+            for event in self._parse(await self._post(url, body)):
                 yield event
             return
         started = False
         try:
             async with self._client.stream("POST", url, json=body, headers=self._headers) as resp:
-                if resp.status_code >= 400:
-                    raise error_from_response(resp.status_code, resp.headers, await resp.aread())
+                if resp.status_code >= 300:  # redirects are not followed: they are errors too
+                    raise self._error(resp.status_code, resp.headers, await resp.aread())
                 sse = SSEDecoder()
                 decoder = self._codec.decoder()
                 async for chunk in resp.aiter_bytes():
                     for frame in sse.feed(chunk):
-                        for event in decoder.feed(frame):
+                        for event in _feed(decoder, frame):
                             started = True
                             yield event
                 for frame in sse.flush():
-                    for event in decoder.feed(frame):
+                    for event in _feed(decoder, frame):
                         yield event
-                for event in decoder.finish():
+                try:
+                    final = decoder.finish()
+                except ValueError as exc:
+                    raise StreamInterruptedError(
+                        f"the provider's stream was unreadable: {exc}"
+                    ) from exc
+                for event in final:
                     yield event
         except httpx.TimeoutException as exc:
             raise _interrupted(exc, started, "timed out") from exc
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:  # connection, protocol and content-decoding failures
             raise _interrupted(exc, started, "connection failed") from exc
 
     async def _post(self, url: str, body: dict[str, Any]) -> Any:
@@ -288,14 +314,43 @@ class HttpTransport:
             resp = await self._client.post(url, json=body, headers=self._headers)
         except httpx.TimeoutException as exc:
             raise ConnectionFailedError(f"request timed out: {exc!r}", retryable=True) from exc
-        except httpx.TransportError as exc:
+        except httpx.RequestError as exc:
             raise ConnectionFailedError(f"connection failed: {exc!r}", retryable=True) from exc
-        if resp.status_code >= 400:
-            raise error_from_response(resp.status_code, resp.headers, resp.content)
+        if resp.status_code >= 300:
+            raise self._error(resp.status_code, resp.headers, resp.content)
         try:
             return resp.json()
         except ValueError as exc:
             raise StreamInterruptedError(f"the provider sent malformed JSON: {exc}") from exc
+
+    def _parse(self, body: Any) -> list[StreamEvent]:
+        try:
+            return self._codec.parse(body)
+        except ValueError as exc:
+            raise StreamInterruptedError(f"the provider's response was unreadable: {exc}") from exc
+
+    def _error(self, status: int, headers: httpx.Headers, body: bytes) -> TransportError:
+        """``error_from_response``, with any credential the provider echoed back blanked out."""
+        error = error_from_response(status, headers, body)
+        text = str(error)
+        scrubbed = text
+        for secret in self._secrets():
+            scrubbed = scrubbed.replace(secret, "***")
+        if scrubbed == text:
+            return error
+        return type(error)(
+            scrubbed,
+            retryable=error.retryable,
+            retry_after=error.retry_after,
+            status_code=error.status_code,
+        )
+
+    def _secrets(self) -> list[str]:
+        found = [v for k, v in self._headers.items() if k.lower() in _REDACT]
+        if self._api_key:
+            found.append(self._api_key)
+        # the longest first, so a header value is blanked whole before the key inside it
+        return sorted({s for s in found if len(s) >= 4}, key=len, reverse=True)
 
     async def aclose(self) -> None:
         """Close the HTTP client (when this transport made it)."""
@@ -307,6 +362,15 @@ class HttpTransport:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+def _feed(decoder: StreamDecoder, frame: SSEEvent) -> list[StreamEvent]:
+    try:
+        return decoder.feed(frame)
+    except ValueError as exc:  # e.g. truncated JSON; the decoder's own TransportErrors pass on
+        raise StreamInterruptedError(
+            f"the provider sent a malformed event ({exc}): {frame.data[:200]!r}"
+        ) from exc
 
 
 def _interrupted(exc: Exception, started: bool, what: str) -> TransportError:

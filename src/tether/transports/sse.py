@@ -1,6 +1,7 @@
 """Server-sent events framing, I/O-free: ``feed(bytes) -> [SSEEvent]``, ``flush()`` at the end.
 
 Lines split on CR, LF and CRLF only (never on U+2028 and friends, which are legal inside JSON).
+One leading byte order mark is dropped, as the WHATWG parsing rules say.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class SSEDecoder:
     __slots__ = ("_after_cr", "_buffer", "_data", "_decoder", "_event", "_id", "_retry")
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         self._buffer = ""
         self._after_cr = False
         self._data: list[str] = []
@@ -88,6 +89,6 @@ class SSEDecoder:
         elif name == "id":
             if "\0" not in value:
                 self._id = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
         return None
