@@ -54,13 +54,20 @@ def _load(path: str) -> Any:
 
 
 def transport(
-    model: str, *, base_url: str | None = None, api_key: str | None = None, **options: Any
+    model_string: str,
+    /,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    **options: Any,
 ) -> CompletionTransport:
     """A ready transport for ``"provider:model"`` (e.g. ``"anthropic:claude-sonnet-4-5"``).
 
     The key comes from ``api_key`` or the provider's environment variable; a key from the
-    environment is only ever sent to the provider's own host.
+    environment is only ever sent to the provider's own host. For a bare URL, ``model=`` names
+    the model on that server.
     """
+    model = model_string
     if model == "local" or model.startswith("local:"):
         from .local import local_transport  # noqa: PLC0415 - starts a server: load on demand
 
