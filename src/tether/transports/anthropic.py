@@ -15,12 +15,7 @@ from typing import Any, ClassVar
 from urllib.parse import unquote_to_bytes
 
 from ..errors import (
-    AuthenticationError,
     BadRequestError,
-    ContextWindowExceededError,
-    OverloadedError,
-    RateLimitError,
-    ServerError,
     StreamInterruptedError,
     TransportError,
 )
@@ -43,7 +38,7 @@ from ..messages import (
     ToolUseBlock,
 )
 from ..types import StopReason, ToolSpec, Usage
-from .http import _CONTEXT_MARKERS, HttpTransport, WireCodec
+from .http import HttpTransport, WireCodec, error_from_payload
 from .options import ModelOptions
 from .sse import SSEEvent
 
@@ -334,25 +329,7 @@ def _usage(input_tokens: int, output_tokens: int, cache_read: int, cache_write: 
 
 def _error(err: Any) -> TransportError:
     """An in-body ``{"type": "error", "error": {...}}`` as the matching ``TransportError``."""
-    kind = message = ""
-    if isinstance(err, dict):
-        kind = str(err.get("type") or "")
-        message = str(err.get("message") or "")
-    text = f"{kind or 'error'}: {message or '(no message)'}"
-    if kind == "overloaded_error":
-        return OverloadedError(text, retryable=True)
-    if kind == "rate_limit_error":
-        return RateLimitError(text, retryable=True)
-    if kind == "invalid_request_error":
-        lowered = message.lower()
-        if any(m in lowered for m in _CONTEXT_MARKERS):
-            return ContextWindowExceededError(text)
-        return BadRequestError(text)
-    if kind in ("authentication_error", "permission_error"):
-        return AuthenticationError(text)
-    if kind in ("not_found_error", "request_too_large", "billing_error"):
-        return BadRequestError(text)
-    return ServerError(text, retryable=True)  # api_error, timeout_error and unknown kinds
+    return error_from_payload(err, " in the stream")
 
 
 def _parse(body: dict[str, Any]) -> list[StreamEvent]:

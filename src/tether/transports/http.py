@@ -36,11 +36,19 @@ from ..types import ToolSpec
 from .options import ModelOptions, split_options
 from .sse import SSEDecoder, SSEEvent
 
-__all__ = ["HttpTransport", "StreamDecoder", "WireCodec", "error_from_response", "resolve_api_key"]
+__all__ = [
+    "CONTEXT_MARKERS",
+    "HttpTransport",
+    "StreamDecoder",
+    "WireCodec",
+    "error_from_payload",
+    "error_from_response",
+    "resolve_api_key",
+]
 
 log = logging.getLogger("tether.http")
 
-_CONTEXT_MARKERS = (
+CONTEXT_MARKERS = (
     "context_length_exceeded",
     "context length",
     "context window",
@@ -163,6 +171,56 @@ def _provider_message(body: bytes) -> str:
     return text[:500]
 
 
+# An error sent inside a stream (or a 200 body) names its kind in words, not a status.
+_KINDS: tuple[tuple[str, type[TransportError], bool], ...] = (
+    ("insufficient_quota", RateLimitError, False),
+    ("billing", BadRequestError, False),
+    ("context_length", ContextWindowExceededError, False),
+    ("overload", OverloadedError, True),
+    ("rate_limit", RateLimitError, True),
+    ("authentication", AuthenticationError, False),
+    ("api_key", AuthenticationError, False),
+    ("permission", AuthenticationError, False),
+    ("not_found", BadRequestError, False),
+    ("request_too_large", BadRequestError, False),
+    ("invalid_request", BadRequestError, False),
+    ("bad_request", BadRequestError, False),
+    ("invalid", BadRequestError, False),
+    ("server_error", ServerError, True),
+    ("api_error", ServerError, True),
+)
+
+
+def error_from_payload(error: Any, where: str = "") -> TransportError:
+    """The ``TransportError`` for an error object a provider sent in a stream or a 200 body.
+
+    Accepts ``{"type", "code", "message"}`` objects and the ``{"error": {...}}`` wrapper; a
+    numeric ``code`` is read as an HTTP status. Unknown kinds count as retryable server errors.
+    """
+    if isinstance(error, Mapping) and isinstance(error.get("error"), Mapping):
+        error = error["error"]
+    if not isinstance(error, Mapping):
+        return ServerError(f"the provider reported an error{where}: {error}", retryable=True)
+    kind, code = str(error.get("type") or ""), error.get("code")
+    message = str(error.get("message") or "no detail")
+    label = str(code or kind or "")
+    said = f"{label}: {message}" if label and label not in ("error", message) else message
+    text = f"the provider reported an error{where}: {said}"
+    if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
+        status = int(code)
+        if 400 <= status < 600:
+            mapped = error_from_response(status, httpx.Headers(), json.dumps(error).encode())
+            return type(mapped)(text, retryable=mapped.retryable, status_code=status)
+    if any(m in message.lower() for m in CONTEXT_MARKERS):
+        return ContextWindowExceededError(text)
+    # The specific code speaks first, then the general type, then the message itself.
+    for words in (str(code or "").lower(), kind.lower(), message.lower()):
+        for word, cls, retryable in _KINDS:
+            if word in words:
+                return cls(text, retryable=retryable)
+    return ServerError(text, retryable=True)
+
+
 def error_from_response(status: int, headers: httpx.Headers, body: bytes) -> TransportError:
     """Translate an HTTP error response (or a redirect, not followed) into a ``TransportError``."""
     message = _provider_message(body)
@@ -178,10 +236,12 @@ def error_from_response(status: int, headers: httpx.Headers, body: bytes) -> Tra
     if status in (401, 403):
         return AuthenticationError(text, status_code=status)
     if status == 429:
+        # An exhausted quota or billing limit will not lift by waiting.
+        waiting_helps = "insufficient_quota" not in lowered and "billing" not in lowered
         return RateLimitError(
-            text, retryable=True, retry_after=_retry_after(headers), status_code=status
+            text, retryable=waiting_helps, retry_after=_retry_after(headers), status_code=status
         )
-    if status in (400, 413, 422) and any(m in lowered for m in _CONTEXT_MARKERS):
+    if status in (400, 413, 422) and any(m in lowered for m in CONTEXT_MARKERS):
         return ContextWindowExceededError(text, status_code=status)
     if status in (408, 409):
         return ServerError(

@@ -16,8 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-import httpx
-
 from ..errors import StreamInterruptedError, TransportError
 from ..events import (
     IterationEnd,
@@ -38,7 +36,7 @@ from ..messages import (
     ToolUseBlock,
 )
 from ..types import StopReason, ToolSpec, Usage
-from .http import HttpTransport, error_from_response
+from .http import HttpTransport, error_from_payload
 from .options import ModelOptions, ToolChoice
 from .schema import strict_schema
 from .sse import SSEEvent
@@ -62,22 +60,6 @@ _AUDIO_FORMATS = {
     "audio/mpeg": "mp3",
     "audio/mp3": "mp3",
 }
-
-# An in-stream (or HTTP 200) error carries a type/code word instead of a status; these words pick
-# the status whose translation ``error_from_response`` already knows. Checked in order.
-_ERROR_STATUS = (
-    ("context_length", 400),
-    ("rate_limit", 429),
-    ("quota", 429),
-    ("overload", 503),
-    ("auth", 401),
-    ("api_key", 401),
-    ("permission", 403),
-    ("not_found", 404),
-    ("invalid_request", 400),
-    ("badrequest", 400),
-    ("bad_request", 400),
-)
 
 _CACHE_LIMIT = 512
 
@@ -445,26 +427,7 @@ def _stop_reason(raw: str | None, refused: bool, has_calls: bool) -> StopReason:
 
 def _provider_error(error: Any, where: str) -> TransportError:
     """The ``TransportError`` for an ``{"error": ...}`` object sent with a 200 or in a stream."""
-    if isinstance(error, dict):
-        message = str(error.get("message") or error.get("type") or error)
-        code, kind = error.get("code"), error.get("type")
-    else:
-        message, code, kind = str(error), None, None
-    status: int | None = None
-    if isinstance(code, int) or (isinstance(code, str) and code.isdigit()):
-        status = int(code) if 400 <= int(code) < 600 else None
-    guessed = status
-    if guessed is None:
-        words = f"{kind} {code}".lower()
-        guessed = next((s for word, s in _ERROR_STATUS if word in words), 500)
-    body = json.dumps({"error": error}).encode()
-    mapped = error_from_response(guessed, httpx.Headers(), body)
-    return type(mapped)(
-        f"the provider reported an error {where}: {message}",
-        retryable=mapped.retryable,
-        retry_after=mapped.retry_after,
-        status_code=status,
-    )
+    return error_from_payload(error, f" {where}")
 
 
 class _Call:

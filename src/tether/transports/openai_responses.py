@@ -13,9 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import (
-    BadRequestError,
-    ContextWindowExceededError,
-    RateLimitError,
     ServerError,
     StreamInterruptedError,
     TransportError,
@@ -38,7 +35,7 @@ from ..messages import (
     ToolUseBlock,
 )
 from ..types import StopReason, ToolSpec, Usage
-from .http import HttpTransport, WireCodec
+from .http import HttpTransport, WireCodec, error_from_payload
 from .options import ModelOptions
 from .schema import strict_schema
 from .sse import SSEEvent
@@ -305,19 +302,7 @@ def _failure(error: Any) -> TransportError:
     """The ``TransportError`` for a ``response.failed`` error object or an ``error`` event."""
     if not isinstance(error, Mapping):
         return ServerError("the response failed with no error detail", retryable=True)
-    if isinstance(error.get("error"), Mapping):  # {"type": "error", "error": {...}}
-        error = error["error"]
-    kind = error.get("type")
-    code = str(error.get("code") or (kind if kind != "error" else "") or "")
-    message = str(error.get("message") or "the response failed")
-    text = f"{code}: {message}" if code else message
-    if code in ("server_error", "vector_store_timeout"):
-        return ServerError(text, retryable=True)
-    if code in ("rate_limit_exceeded", "rate_limit_error"):
-        return RateLimitError(text, retryable=True)
-    if code == "context_length_exceeded":
-        return ContextWindowExceededError(text)
-    return BadRequestError(text)
+    return error_from_payload(error, " in the response")
 
 
 def _message_events(index: int, item: Mapping[str, Any], out: list[StreamEvent]) -> bool:
