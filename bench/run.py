@@ -131,7 +131,8 @@ async def par_figures(reps: int, peers: Any = None) -> dict[str, float]:
 
 
 async def stream_figures(runs: int, reps: int, peers: Any = None) -> dict[str, float]:
-    one, hundred = sc.tether_text_agent(chunks=1), sc.tether_text_agent(chunks=100)
+    one = sc.tether_text_agent(text="x" * 100, chunks=1)
+    hundred = sc.tether_text_agent(text="x" * 100, chunks=100)
     text = "x" * 100
     pieces1, pieces100 = [text], list(text)
     sink: list[str] = []

@@ -119,8 +119,8 @@ def tether_loop_agent(n: int) -> Agent:
     )
 
 
-def tether_text_agent(chunks: int = 1) -> Agent:
-    return Agent("You are a bench.", TextModel(chunks=chunks))
+def tether_text_agent(text: str = "hello", chunks: int = 1) -> Agent:
+    return Agent("You are a bench.", TextModel(text, chunks=chunks))
 
 
 def tether_par_agent(calls: int = 10) -> Agent:
