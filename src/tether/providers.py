@@ -69,10 +69,10 @@ def transport(
     """
     model = model_string
     if model == "local" or model.startswith("local:"):
-        from .local import local_transport  # noqa: PLC0415 - starts a server: load on demand
+        from .local.transport import local_transport  # noqa: PLC0415 - loaded on demand
 
         wire = model.partition(":")[2] or "chat"
-        return local_transport(wire, **options)  # type: ignore[no-any-return]
+        return local_transport(wire, **options)
     if model.startswith(("http://", "https://")):
         name = options.pop("model", "default")
         cls = _load(_CHAT)

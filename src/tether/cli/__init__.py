@@ -1,0 +1,71 @@
+"""The ``tether`` command: ``tether run PROMPT`` and ``tether chat``.
+
+This package (and only it) imports ``rich``; ``import tether`` never loads it. ``main`` parses the
+command line, builds the agent (model from ``--model``, the demo tools plus ``--tools``) and runs
+the command; it returns the exit code (0 ok, 1 the run failed, 2 usage error, 130 interrupted).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.text import Text
+
+from .app import (
+    build_agent,
+    command_run,
+    configure_logging,
+    load_tools,
+    make_transport,
+    read_prompt,
+    report_error,
+)
+from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, build_parser
+from .chat import command_chat
+from .loading import ToolSpecError
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``tether`` command; returns the exit code."""
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    parser = build_parser()
+    try:
+        opts = parser.parse_args(argv)
+    except UsageError as exc:
+        err.print(Text(f"error: {exc}"), soft_wrap=True)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if opts.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    configure_logging(opts.verbose)
+    try:
+        prompt = read_prompt(opts) if opts.command == "run" else ""
+        tools = load_tools(opts)
+        transport = make_transport(opts)
+    except (UsageError, ToolSpecError) as exc:
+        if opts.verbose and exc.__cause__ is not None:
+            traceback.print_exception(exc.__cause__)
+        err.print(Text(f"error: {exc}"), soft_wrap=True, highlight=False)
+        return EXIT_USAGE
+    except Exception as exc:
+        report_error(err, exc, opts.verbose)
+        return EXIT_FAILED
+    agent = build_agent(transport, tools, system=opts.system, max_iterations=opts.max_iterations)
+    try:
+        if opts.command == "run":
+            return command_run(opts, agent, out, err, prompt)
+        return command_chat(opts, agent, out, err)
+    except KeyboardInterrupt:
+        err.print(Text("interrupted", style="yellow"))
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        report_error(err, exc, opts.verbose)
+        return EXIT_FAILED

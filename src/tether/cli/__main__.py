@@ -1,0 +1,5 @@
+"""``python -m tether.cli``: the ``tether`` command."""
+
+from . import main
+
+raise SystemExit(main())

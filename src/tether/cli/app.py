@@ -1,0 +1,270 @@
+"""What the commands do: build the agent, run turns, report errors, map outcomes to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from rich.console import Console
+from rich.text import Text
+
+from ..agent import Agent
+from ..context import ContextStore
+from ..errors import AuthenticationError, ModelStopError, TetherError
+from ..events import IterationStart, SessionEndEvent, TextDelta
+from ..messages import Message
+from ..tools.tool import Tool
+from ..transports.base import CompletionTransport
+from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from .demo_tools import demo_tools
+from .loading import load_tool_spec, merge_tools
+from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome
+
+__all__ = [
+    "Cancelled",
+    "build_agent",
+    "close_transport",
+    "command_run",
+    "configure_logging",
+    "describe_error",
+    "interruptible",
+    "load_tools",
+    "make_renderer",
+    "make_transport",
+    "read_prompt",
+    "report_error",
+    "run_turn",
+]
+
+T = TypeVar("T")
+
+LAST_ITERATION_MESSAGE = Message(
+    "user", "This is the last step you have: answer now from what you know, without tools."
+)
+
+
+class Cancelled(Exception):
+    """The turn was cancelled (Ctrl-C)."""
+
+
+async def run_turn(
+    agent: Agent,
+    prompt: str,
+    renderer: Renderer,
+    context: ContextStore | None = None,
+) -> TurnOutcome:
+    """One agent turn on ``prompt``, every event handed to ``renderer``.
+
+    A run that fails is not raised: its error is in the outcome. When the task running this is
+    cancelled, the renderer still gets ``end()`` (with ``cancelled=True``) and the cancellation
+    goes on; the engine leaves ``context`` valid.
+    """
+    started = time.monotonic()
+    stream = agent.run_stream(prompt, context)
+    answer: list[str] = []
+    end: SessionEndEvent | None = None
+    renderer.begin()
+    try:
+        async for event in stream:
+            if isinstance(event, IterationStart):
+                answer.clear()
+            elif isinstance(event, TextDelta):
+                answer.append(event.delta)
+            elif isinstance(event, SessionEndEvent):
+                end = event
+            renderer.event(event)
+    except asyncio.CancelledError:
+        renderer.end(
+            TurnOutcome(
+                "".join(answer),
+                stream.usage,
+                stream.iterations,
+                time.monotonic() - started,
+                cancelled=True,
+            )
+        )
+        raise
+    finally:
+        await stream.aclose()
+    outcome = TurnOutcome(
+        "".join(answer),
+        end.total_usage if end is not None else stream.usage,
+        end.iterations if end is not None else stream.iterations,
+        time.monotonic() - started,
+        error=end.error if end is not None else stream.error,
+    )
+    renderer.end(outcome)
+    return outcome
+
+
+async def interruptible(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` as a task that Ctrl-C (SIGINT) cancels; raise ``Cancelled`` if it was.
+
+    Where the event loop cannot take signal handlers (Windows), asyncio's own handling cancels
+    the caller instead; the task is cancelled with it and the cancellation goes on.
+    """
+    loop = asyncio.get_running_loop()
+    task = loop.create_task(coro)
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):
+        installed = False
+    try:
+        await asyncio.wait([task])
+    except asyncio.CancelledError:
+        task.cancel()
+        await asyncio.wait([task])
+        raise
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+    if task.cancelled():
+        raise Cancelled
+    return task.result()
+
+
+# -- building the agent ---------------------------------------------------------------------
+
+
+def make_transport(opts: argparse.Namespace) -> CompletionTransport:
+    """The transport for ``--model`` and the sampling options; ``UsageError`` for a bad string."""
+    import tether  # noqa: PLC0415 - tether.transport is loaded on demand
+
+    options: dict[str, Any] = {}
+    if opts.temperature is not None:
+        options["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        options["max_tokens"] = opts.max_tokens
+    if opts.no_stream:
+        options["stream"] = False
+    try:
+        return tether.transport(opts.model, **options)
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--model {opts.model}: {exc}") from exc
+
+
+def load_tools(opts: argparse.Namespace) -> list[Tool]:
+    """The demo tools (unless ``--no-demo-tools``) and every ``--tools`` spec."""
+    demo = [] if opts.no_demo_tools else demo_tools(opts.root or Path.cwd())
+    user: list[Tool] = []
+    for spec in opts.tools:
+        user.extend(load_tool_spec(spec))
+    return merge_tools(demo, user)
+
+
+def build_agent(
+    transport: CompletionTransport,
+    tools: Sequence[Tool],
+    *,
+    system: str,
+    max_iterations: int = 10,
+) -> Agent:
+    """The agent the CLI runs."""
+    return Agent(
+        system=system,
+        transport=transport,
+        tools=list(tools),
+        max_iterations=max_iterations,
+        last_iteration_message=LAST_ITERATION_MESSAGE if max_iterations > 1 else None,
+    )
+
+
+async def close_transport(transport: CompletionTransport) -> None:
+    """Close the transport's connections, if it has any."""
+    close = getattr(transport, "aclose", None)
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception:
+        logging.getLogger("tether.cli").debug("closing the transport failed", exc_info=True)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def describe_error(exc: BaseException) -> str:
+    """An error in plain words, one line where possible."""
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, AuthenticationError):
+        return f"{text}; check the API key in the provider's environment variable"
+    if isinstance(exc, ModelStopError) and exc.stop_reason == "max_tokens":
+        return f"{text}; raise --max-tokens for longer answers"
+    if isinstance(exc, TetherError):
+        return text
+    return f"{type(exc).__name__}: {text}"
+
+
+def report_error(err: Console, exc: BaseException, verbose: bool) -> None:
+    """``error: ...`` on stderr; the traceback too under ``--verbose``."""
+    if verbose and exc.__traceback__ is not None:
+        err.file.write("".join(traceback.format_exception(exc)))
+        err.file.flush()
+    line = Text("error: ", style="bold red")
+    line.append(describe_error(exc))
+    err.print(line, soft_wrap=True, highlight=False)
+
+
+def configure_logging(verbose: bool) -> None:
+    """``--verbose``: HTTP traffic of logger ``tether.http`` (secrets redacted) to stderr."""
+    if not verbose:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger("tether")
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.getLogger("tether.http").setLevel(logging.DEBUG)
+
+
+# -- the commands -----------------------------------------------------------------------------
+
+
+def make_renderer(opts: argparse.Namespace, out: Console) -> Renderer:
+    """JSON lines under ``--json``, else rich text."""
+    if opts.json:
+        return JsonRenderer(out.file)
+    return RichRenderer(out)
+
+
+def read_prompt(opts: argparse.Namespace) -> str:
+    """``run``'s prompt: the argument, or stdin when it is ``-`` or missing and stdin is piped."""
+    prompt = opts.prompt
+    if prompt is None or prompt == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise UsageError("tether run needs a PROMPT (or text on stdin)")
+        prompt = sys.stdin.read()
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    return str(prompt)
+
+
+async def _run_once(agent: Agent, prompt: str, renderer: Renderer) -> TurnOutcome:
+    try:
+        return await interruptible(run_turn(agent, prompt, renderer))
+    finally:
+        await close_transport(agent.transport)
+
+
+def command_run(
+    opts: argparse.Namespace, agent: Agent, out: Console, err: Console, prompt: str
+) -> int:
+    """``tether run``: one turn; the exit code says how it went."""
+    try:
+        outcome = asyncio.run(_run_once(agent, prompt, make_renderer(opts, out)))
+    except (Cancelled, KeyboardInterrupt):
+        err.print(Text("interrupted", style="yellow"))
+        return EXIT_INTERRUPTED
+    if outcome.error is not None:
+        report_error(err, outcome.error, opts.verbose)
+        return EXIT_FAILED
+    return EXIT_OK

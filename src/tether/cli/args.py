@@ -1,0 +1,187 @@
+"""The command line: ``tether run PROMPT`` and ``tether chat``, with the options both share."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any, NoReturn
+
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "build_parser",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+# Tried on the small local model: naming "several calls at once" or "briefly" made it call
+# unrelated tools or answer before the second call; this wording keeps it on the question.
+DEFAULT_SYSTEM = (
+    "You are a helpful assistant. Use a tool only for what the user asks. Once the tool results "
+    "answer the question, reply to the user in plain text."
+)
+
+EPILOG = f"""\
+examples:
+  tether run "What time is it in Tokyo and in Paris? Use the current_time tool for each city."
+  tether run --model openai:gpt-4.1 "What is 17.5% of 2,340? Use the calculate tool."
+  tether chat --tools ./my_tools.py:search --system "You answer from search results."
+
+models (--model): local (the default: a small model that runs offline, fetched on first use),
+  openai:MODEL, anthropic:MODEL, openai-responses:MODEL, groq:, gemini:, deepseek:, mistral:,
+  openrouter:, together:, ollama:, vllm:, llamacpp:, or the URL of an OpenAI-compatible server.
+  The key comes from the provider's variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
+  $TETHER_MODEL, when set, replaces the default.
+
+exit codes:
+  {EXIT_OK}    the turn (or the chat session) ended normally
+  {EXIT_FAILED}    the run failed: model, transport or loop error (the message says which)
+  {EXIT_USAGE}    usage error: a bad option, a bad --tools value, an unknown model string
+  {EXIT_INTERRUPTED}  interrupted with Ctrl-C (in chat, Ctrl-C only cancels the current turn)
+"""
+
+
+class UsageError(Exception):
+    """A bad command line; the message is one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Reports usage errors as a one-line message instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 2, got {text}")
+    return value
+
+
+def _directory(text: str) -> Path:
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"not a directory: {text}")
+    return path
+
+
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    model = common.add_argument_group("model")
+    model.add_argument(
+        "--model",
+        default=os.environ.get("TETHER_MODEL") or "local",
+        help="the model string, e.g. local, openai:gpt-4.1, anthropic:claude-sonnet-4-5 "
+        "(default: %(default)s)",
+    )
+    model.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
+    model.add_argument(
+        "--max-iterations",
+        type=_positive_int,
+        default=10,
+        metavar="N",
+        help="model calls per turn, at most (default: %(default)s)",
+    )
+    model.add_argument("--temperature", type=_temperature, metavar="T", help="sampling, 0 to 2")
+    model.add_argument(
+        "--max-tokens", type=_positive_int, metavar="N", help="output tokens per model call"
+    )
+    model.add_argument(
+        "--no-stream",
+        action="store_true",
+        help="ask the model for whole responses instead of streamed ones",
+    )
+    tools = common.add_argument_group("tools")
+    tools.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="add your own tools: ATTR is a Tool, a function or a list of them; MODULE is an "
+        "importable module or a .py file (repeatable)",
+    )
+    tools.add_argument(
+        "--no-demo-tools",
+        action="store_true",
+        help="leave out the built-in demo tools (time, calculator, units, files)",
+    )
+    tools.add_argument(
+        "--root",
+        type=_directory,
+        default=None,
+        metavar="DIR",
+        help="the one directory the demo file tools may read (default: the current directory)",
+    )
+    output = common.add_argument_group("output")
+    output.add_argument(
+        "--json",
+        action="store_true",
+        help="print every event as one JSON line (nothing else on stdout)",
+    )
+    output.add_argument(
+        "--verbose",
+        action="store_true",
+        help="log HTTP requests and responses (secrets redacted) and show tracebacks on errors",
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``tether`` parser; ``parse_args`` raises ``UsageError`` on a bad command line."""
+    from .. import __version__  # noqa: PLC0415 - the package imports this module
+
+    parser = _Parser(
+        prog="tether",
+        description="Run an agent (a model with tools) from the terminal.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tether {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    common: Any = _common_options()
+    run = commands.add_parser(
+        "run",
+        parents=[common],
+        help="one agent turn on PROMPT, streamed to the terminal",
+        description="Run one agent turn on PROMPT and stream it to the terminal.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        metavar="PROMPT",
+        help="what to ask; '-' or nothing reads it from stdin (when stdin is not a terminal)",
+    )
+    commands.add_parser(
+        "chat",
+        parents=[common],
+        help="an interactive session that keeps its history",
+        description="An interactive session: /reset, /tools, /usage, /help; Ctrl-C cancels the "
+        "current turn, Ctrl-D quits.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser

@@ -1,0 +1,187 @@
+"""``tether chat``: an interactive session over one ``MemoryContextStore``.
+
+Lines are read with ``input()`` (line editing where ``readline`` exists). Ctrl-C during a turn
+cancels that turn only: the task running it is cancelled and the engine leaves the history valid,
+so the next prompt goes on from it. Ctrl-C at the prompt clears the line; Ctrl-D quits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.text import Text
+
+from ..agent import Agent
+from ..context import MemoryContextStore
+from ..events import StreamEvent
+from ..types import ZERO_USAGE, Usage
+from .app import (
+    Cancelled,
+    close_transport,
+    interruptible,
+    make_renderer,
+    report_error,
+    run_turn,
+)
+from .args import EXIT_OK
+from .render import Renderer, TurnOutcome, summary_line
+
+__all__ = ["HELP", "ChatSession", "command_chat"]
+
+HELP = """\
+/reset   forget the conversation (start over)
+/tools   list the tools the model may call
+/usage   tokens used in this session and by the last turn
+/help    this list
+/quit    leave (or Ctrl-D); Ctrl-C cancels a running turn"""
+
+PROMPT = "> "
+
+
+class _Recorder:
+    """Passes everything on to a renderer and keeps the last outcome (also of cancelled turns)."""
+
+    def __init__(self, inner: Renderer) -> None:
+        self.inner = inner
+        self.last: TurnOutcome | None = None
+
+    def begin(self) -> None:
+        self.last = None
+        self.inner.begin()
+
+    def event(self, event: StreamEvent) -> None:
+        self.inner.event(event)
+
+    def end(self, outcome: TurnOutcome) -> None:
+        self.last = outcome
+        self.inner.end(outcome)
+
+
+@dataclass(slots=True)
+class ChatSession:
+    """The history, the running totals and the slash commands of one chat."""
+
+    agent: Agent
+    renderer: Renderer
+    context: MemoryContextStore = field(default_factory=MemoryContextStore)
+    turns: int = 0
+    usage: Usage = ZERO_USAGE
+    last: TurnOutcome | None = None
+    _recorder: _Recorder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._recorder = _Recorder(self.renderer)
+
+    async def turn(self, prompt: str) -> TurnOutcome:
+        """Run one turn; a cancelled one (Ctrl-C) returns with ``cancelled=True``."""
+        try:
+            outcome = await interruptible(
+                run_turn(self.agent, prompt, self._recorder, self.context)
+            )
+        except Cancelled:
+            outcome = self._recorder.last or TurnOutcome("", ZERO_USAGE, 0, 0.0, cancelled=True)
+        self.turns += 1
+        self.usage = self.usage + outcome.usage
+        self.last = outcome
+        return outcome
+
+    def reset(self) -> None:
+        """Forget the conversation and the totals."""
+        self.context = MemoryContextStore()
+        self.turns, self.usage, self.last = 0, ZERO_USAGE, None
+
+    def usage_text(self) -> str:
+        """What ``/usage`` shows."""
+        plural = "" if self.turns == 1 else "s"
+        text = (
+            f"session: {self.turns} turn{plural} · {self.usage.input_tokens:,} tokens in, "
+            f"{self.usage.output_tokens:,} out"
+        )
+        if self.last is not None:
+            text += f"\nlast turn: {summary_line(self.last)}"
+        return text
+
+    def tools_text(self) -> str:
+        """What ``/tools`` shows."""
+        tools = self.agent.current_tools()
+        if not tools:
+            return "no tools"
+        width = max(len(t.name) for t in tools)
+        lines = []
+        for t in tools:
+            summary = t.description.strip().splitlines()[0] if t.description.strip() else ""
+            lines.append(f"{t.name.ljust(width)}  {summary}")
+        return "\n".join(lines)
+
+    def command(self, line: str) -> tuple[bool, str]:
+        """Run a slash command: (go on?, text to show)."""
+        name = line.split(maxsplit=1)[0].lower()
+        if name in ("/quit", "/exit"):
+            return False, ""
+        if name == "/reset":
+            self.reset()
+            return True, "the conversation was cleared"
+        if name == "/tools":
+            return True, self.tools_text()
+        if name == "/usage":
+            return True, self.usage_text()
+        if name in ("/help", "/?"):
+            return True, HELP
+        return True, f"unknown command {name}; /help lists the commands"
+
+
+def _enable_line_editing() -> None:
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401, PLC0415 - input() uses it once imported
+
+
+def command_chat(opts: argparse.Namespace, agent: Agent, out: Console, err: Console) -> int:
+    """``tether chat``: read prompts until Ctrl-D (or /quit); always exits 0 then."""
+    info = err if opts.json else out  # under --json only events go to stdout
+    session = ChatSession(agent, make_renderer(opts, out))
+    if sys.stdin is not None and sys.stdin.isatty():
+        _enable_line_editing()
+    count = len(agent.current_tools())
+    info.print(
+        Text(
+            f"tether chat · model {opts.model} · {count} tool{'' if count == 1 else 's'} · "
+            "/help for commands · Ctrl-C cancels a turn · Ctrl-D quits",
+            style="dim",
+        ),
+        soft_wrap=True,
+    )
+    prompt = "" if opts.json else PROMPT
+    with asyncio.Runner() as runner:
+        try:
+            while True:
+                try:
+                    line = input(prompt).strip()
+                except KeyboardInterrupt:
+                    info.print()
+                    continue
+                except EOFError:
+                    info.print()
+                    break
+                if not line:
+                    continue
+                if line.startswith("/"):
+                    go_on, text = session.command(line)
+                    if text:
+                        info.print(Text(text), soft_wrap=True, highlight=False)
+                    if not go_on:
+                        break
+                    continue
+                try:
+                    outcome = runner.run(session.turn(line))
+                except KeyboardInterrupt:  # where signals cannot cancel the task itself
+                    continue
+                if outcome.error is not None:
+                    report_error(err, outcome.error, opts.verbose)
+        finally:
+            runner.run(close_transport(agent.transport))
+    return EXIT_OK

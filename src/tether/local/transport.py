@@ -1,0 +1,86 @@
+"""A transport for the offline model that starts it on first use (``tether.transport("local")``)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal
+
+from ..events import StreamEvent
+from ..messages import Message
+from ..transports.base import CompletionTransport
+from ..types import ToolSpec
+from .model import LocalModel
+
+__all__ = ["LocalTransport", "local_transport"]
+
+Wire = Literal["chat", "responses", "anthropic"]
+_WIRES = ("chat", "responses", "anthropic")
+
+
+class LocalTransport:
+    """Speaks one wire format to a ``LocalModel`` that it starts lazily and owns.
+
+    The first ``stream()`` fetches the weights if needed (with a progress bar) and starts the
+    server; ``aclose()`` stops it. Options are the transport's (``temperature``, ``max_tokens``,
+    ``stream``, …).
+    """
+
+    def __init__(
+        self, wire: Wire = "chat", *, model: LocalModel | None = None, **options: Any
+    ) -> None:
+        if wire not in _WIRES:
+            raise ValueError(f"local wire format must be one of {', '.join(_WIRES)}; got {wire!r}")
+        self.wire = wire
+        self.local = model or LocalModel()
+        self._options = options
+        self._inner: CompletionTransport | None = None
+        self._lock = asyncio.Lock()
+
+    def __repr__(self) -> str:
+        return f"LocalTransport({self.wire!r}, {self.local!r})"
+
+    async def ready(self) -> CompletionTransport:
+        """Start the model (once) and return the transport pointed at it."""
+        async with self._lock:
+            if self._inner is None:
+                await self.local.start()
+                make = getattr(self.local, f"{self.wire}_transport")
+                self._inner = make(**self._options)
+            return self._inner
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        inner = await self.ready()
+        events = inner.stream(messages, tools, system)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and stop the model."""
+        inner, self._inner = self._inner, None
+        if inner is not None and hasattr(inner, "aclose"):
+            await inner.aclose()
+        await self.local.stop()
+
+    async def __aenter__(self) -> LocalTransport:
+        await self.ready()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def local_transport(wire: str = "chat", **options: Any) -> LocalTransport:
+    """``tether.transport("local")`` / ``("local:responses")`` / ``("local:anthropic")``."""
+    if wire not in _WIRES:
+        raise ValueError(
+            f"unknown local wire format {wire!r}; use local, local:responses or local:anthropic"
+        )
+    return LocalTransport(wire, **options)  # type: ignore[arg-type]
