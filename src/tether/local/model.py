@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,7 @@ class LocalModel:
         self._cache = cache
         self._quiet = quiet
         self._server: LlamaServer | None = None
+        self._starting = threading.Lock()
 
     def __repr__(self) -> str:
         where = self._server.url if self.running and self._server else "stopped"
@@ -78,16 +80,17 @@ class LocalModel:
         return self.config.api_key
 
     def start_sync(self) -> LocalModel:
-        """``start`` for code without an event loop."""
-        if self.running:
+        """``start`` for code without an event loop. Two callers at once start one server."""
+        with self._starting:  # a start abandoned by a cancelled task may still be running
+            if self.running:
+                return self
+            path = self._model_path or ensure_weights(
+                self.weights, cache=self._cache, quiet=self._quiet
+            )
+            server = LlamaServer(path, alias=self.model, config=self.config)
+            server.start()
+            self._server = server
             return self
-        path = self._model_path or ensure_weights(
-            self.weights, cache=self._cache, quiet=self._quiet
-        )
-        server = LlamaServer(path, alias=self.model, config=self.config)
-        server.start()
-        self._server = server
-        return self
 
     def stop_sync(self) -> None:
         """``stop`` for code without an event loop. Safe to call twice."""

@@ -376,9 +376,10 @@ class _Call:
 class ResponsesStreamDecoder:
     """Turns the Responses event stream into tether events; ``finish()`` checks it completed."""
 
-    __slots__ = ("_calls", "_done", "_model", "_reasoning", "_refused", "_texts")
+    __slots__ = ("_calls", "_done", "_ids", "_model", "_reasoning", "_refused", "_texts")
 
     def __init__(self) -> None:
+        self._ids: dict[str, int] = {}  # item id -> block index, for servers without output_index
         self._calls: dict[int, _Call] = {}
         self._reasoning: set[int] = set()  # reasoning items that already gave an event
         self._texts: set[int] = set()  # message items that already gave text
@@ -398,22 +399,35 @@ class ResponsesStreamDecoder:
             raise StreamInterruptedError(f"the provider sent a non-object event: {data[:200]!r}")
         kind = payload.get("type") or event.event
         if kind == "response.output_text.delta":
-            index = payload.get("output_index", 0)
+            index = self._index(payload)
             self._texts.add(index)
             return [TextDelta(index, payload.get("delta") or "")]
         if kind == "response.function_call_arguments.delta":
-            index = payload.get("output_index", 0)
+            index = self._index(payload)
             call = self._calls.get(index)
             if call is None:  # no output_item.added announced it: nothing to attach it to
                 return []
             call.streamed = True
             return [ToolInputDelta(index, call.id, payload.get("delta") or "")]
         if kind in _REASONING_DELTAS:
-            index = payload.get("output_index", 0)
+            index = self._index(payload)
             self._reasoning.add(index)
             return [ReasoningDelta(index, payload.get("delta") or "", id=payload.get("item_id"))]
         handler = _HANDLERS.get(kind)
         return handler(self, payload) if handler is not None else []
+
+    def _index(self, payload: dict[str, Any]) -> int:
+        """The item's block index: its ``output_index``, else one per distinct item id."""
+        index = payload.get("output_index")
+        if type(index) is int:
+            return index
+        item_id = payload.get("item_id") or (payload.get("item") or {}).get("id")
+        if not item_id:
+            return 0
+        found = self._ids.get(item_id)
+        if found is None:
+            found = self._ids[item_id] = len(self._ids)
+        return found
 
     def finish(self) -> list[StreamEvent]:
         if not self._done:
@@ -430,12 +444,12 @@ class ResponsesStreamDecoder:
         item = payload.get("item") or {}
         if item.get("type") != "function_call":
             return []
-        index = payload.get("output_index", 0)
+        index = self._index(payload)
         self._calls[index] = _Call(_call_id(index, item))
         return _call_events(index, item, args=False)
 
     def _arguments_done(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        index = payload.get("output_index", 0)
+        index = self._index(payload)
         return self._late_arguments(index, payload.get("arguments"))
 
     def _late_arguments(self, index: int, arguments: Any) -> list[StreamEvent]:
@@ -447,20 +461,20 @@ class ResponsesStreamDecoder:
         return [ToolInputDelta(index, call.id, arguments)]
 
     def _summary_part(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        index = payload.get("output_index", 0)
+        index = self._index(payload)
         if payload.get("summary_index", 0) > 0 and index in self._reasoning:
             return [ReasoningDelta(index, _PARAGRAPH, id=payload.get("item_id"))]
         return []
 
     def _refusal(self, payload: dict[str, Any]) -> list[StreamEvent]:
         self._refused = True
-        index = payload.get("output_index", 0)
+        index = self._index(payload)
         self._texts.add(index)
         return [TextDelta(index, payload.get("delta") or "")]
 
     def _item_done(self, payload: dict[str, Any]) -> list[StreamEvent]:
         item = payload.get("item") or {}
-        index = payload.get("output_index", 0)
+        index = self._index(payload)
         kind = item.get("type")
         if kind == "function_call":
             if index not in self._calls:  # never announced: start it now
