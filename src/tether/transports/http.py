@@ -330,12 +330,13 @@ class HttpTransport:
     ) -> AsyncIterator[StreamEvent]:
         body = self.build_request(messages, tools, system)
         url = self.base_url + self._codec.path
-        if log.isEnabledFor(logging.DEBUG):
+        debug = log.isEnabledFor(logging.DEBUG)
+        if debug:
             log.debug(
                 "POST %s headers=%s body=%s",
                 url,
                 redact_headers(self._headers),
-                json.dumps(body)[:20000],
+                self._redact(json.dumps(body)[:20000]),
             )
         if not self.streaming:
             for event in self._parse(await self._post(url, body)):
@@ -346,10 +347,14 @@ class HttpTransport:
             async with self._client.stream("POST", url, json=body, headers=self._headers) as resp:
                 if resp.status_code >= 300:  # redirects are not followed: they are errors too
                     raise self._error(resp.status_code, resp.headers, await resp.aread())
+                if debug:
+                    log.debug("HTTP %s %s", resp.status_code, redact_headers(resp.headers))
                 sse = SSEDecoder()
                 decoder = self._codec.decoder()
                 async for chunk in resp.aiter_bytes():
                     for frame in sse.feed(chunk):
+                        if debug:
+                            log.debug("SSE %s: %s", frame.event, self._redact(frame.data[:2000]))
                         for event in _feed(decoder, frame):
                             started = True
                             yield event
@@ -376,6 +381,13 @@ class HttpTransport:
             raise ConnectionFailedError(f"request timed out: {exc!r}", retryable=True) from exc
         except httpx.RequestError as exc:
             raise ConnectionFailedError(f"connection failed: {exc!r}", retryable=True) from exc
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "HTTP %s %s body=%s",
+                resp.status_code,
+                redact_headers(resp.headers),
+                self._redact(resp.text[:20000]),
+            )
         if resp.status_code >= 300:
             raise self._error(resp.status_code, resp.headers, resp.content)
         try:
@@ -388,6 +400,12 @@ class HttpTransport:
             return self._codec.parse(body)
         except ValueError as exc:
             raise StreamInterruptedError(f"the provider's response was unreadable: {exc}") from exc
+
+    def _redact(self, text: str) -> str:
+        """``text`` with every credential this transport holds blanked out (for logs)."""
+        for secret in self._secrets():
+            text = text.replace(secret, "***")
+        return text
 
     def _error(self, status: int, headers: httpx.Headers, body: bytes) -> TransportError:
         """``error_from_response``, with any credential the provider echoed back blanked out."""
