@@ -8,9 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .agent import Agent
-from .budget import CharBudget, ContextPolicy, Trim
 from .context import ContextStore, MemoryContextStore
-from .control import CancellationToken, Steering
 from .errors import (
     GuardrailError,
     MaxIterationsError,
@@ -57,6 +55,8 @@ from .transports.retry import RetryPolicy
 from .types import StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
+    from .budget import CharBudget, ContextPolicy, Trim
+    from .control import CancellationToken, Steering
     from .providers import transport
     from .tools.decorator import tool
 
@@ -122,14 +122,24 @@ __all__ = [
 ]
 
 
+_LAZY = {
+    # name: module — loaded on first use so ``import tether`` stays light
+    "tool": "tools.decorator",  # pydantic
+    "transport": "providers",  # httpx
+    "CharBudget": "budget",
+    "ContextPolicy": "budget",
+    "Trim": "budget",
+    "CancellationToken": "control",
+    "Steering": "control",
+}
+
+
 def __getattr__(name: str) -> Any:
-    # ``tool`` needs pydantic and ``transport`` httpx: load them only when asked for.
-    if name == "tool":
-        from .tools.decorator import tool  # noqa: PLC0415
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tether' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415
 
-        return tool
-    if name == "transport":
-        from .providers import transport  # noqa: PLC0415
-
-        return transport
-    raise AttributeError(f"module 'tether' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .budget import ContextPolicy
 from .context import ContextStore, MemoryContextStore
-from .control import CancellationToken, Steering
 from .dispatch import ErrorFormatter, ToolDispatcher, tools_by_name
 from .loop import InputGuardrail, OutputGuardrail, RunState, UserInput, run_loop
 from .messages import Message, ToolResultBlock, ToolUseBlock
@@ -19,6 +17,10 @@ from .tools.selector import ToolSelector, ToolSource
 from .tools.tool import Tool
 from .transports.base import CompletionTransport
 from .transports.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from .budget import ContextPolicy
+    from .control import CancellationToken, Steering
 
 __all__ = ["Agent"]
 

@@ -10,9 +10,8 @@ import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .control import CancellationToken
 from .errors import ToolArgumentError
 from .messages import (
     ImageBlock,
@@ -25,6 +24,9 @@ from .messages import (
 from .tools.guards import Deny, Guard, ToolCall, run_guards
 from .tools.repair import ParsedArguments, failure_message
 from .tools.tool import Tool
+
+if TYPE_CHECKING:
+    from .control import CancellationToken
 
 __all__ = [
     "ErrorFormatter",

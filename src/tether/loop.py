@@ -13,9 +13,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .budget import Trim
 from .context import ContextStore
-from .control import CancellationToken, Steering
 from .dispatch import (
     ToolDispatcher,
     interrupted_result,
@@ -50,6 +48,8 @@ from .types import ZERO_USAGE, StopReason, Usage
 
 if TYPE_CHECKING:
     from .agent import Agent
+    from .budget import Trim
+    from .control import CancellationToken, Steering
 
 __all__ = ["InputGuardrail", "OutputGuardrail", "RunState", "UserInput", "run_loop"]
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .control import CancellationToken
 from .errors import RunCancelled, StreamContractError
 from .events import (
     IterationEnd,
@@ -23,6 +22,9 @@ from .tools.repair import parse_arguments
 from .transports.base import CompletionTransport
 from .transports.retry import RetryPolicy
 from .types import ToolSpec
+
+if TYPE_CHECKING:
+    from .control import CancellationToken
 
 __all__ = ["TurnBuilder", "stream_turn"]
 
