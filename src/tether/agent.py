@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .context import ContextStore, MemoryContextStore
 from .dispatch import ErrorFormatter, ToolDispatcher, tools_by_name
+from .events import StreamEvent
 from .loop import InputGuardrail, OutputGuardrail, RunState, UserInput, run_loop
 from .messages import Message, ToolResultBlock, ToolUseBlock
 from .stream import AgentStream, EventCallback, observed
@@ -100,6 +101,19 @@ class Agent:
                 )
         return out
 
+    def _start(
+        self,
+        user_message: UserInput,
+        context: ContextStore | None,
+        cancel: CancellationToken | None,
+        steering: Steering | None,
+    ) -> tuple[AsyncGenerator[StreamEvent, None], RunState]:
+        state = RunState(context if context is not None else MemoryContextStore())
+        events = run_loop(self, user_message, state, cancel, steering)
+        if self.on_event is not None:
+            events = observed(events, self.on_event)
+        return events, state
+
     def run_stream(
         self,
         user_message: UserInput,
@@ -113,10 +127,7 @@ class Agent:
         ``user_message`` may be text, blocks, a ``Message``, or None to go on from the history as
         it is. ``context`` defaults to a fresh ``MemoryContextStore``.
         """
-        state = RunState(context if context is not None else MemoryContextStore())
-        events = run_loop(self, user_message, state, cancel, steering)
-        if self.on_event is not None:
-            events = observed(events, self.on_event)
+        events, state = self._start(user_message, context, cancel, steering)
         return AgentStream(events, state)
 
     async def run(
@@ -128,9 +139,12 @@ class Agent:
         steering: Steering | None = None,
     ) -> str:
         """Run to the end and return the final answer; raises the error that ended the run."""
-        return await self.run_stream(
-            user_message, context, cancel=cancel, steering=steering
-        ).get_final_text()
+        events, state = self._start(user_message, context, cancel, steering)
+        async for _ in events:  # the same run as run_stream, without the stream object
+            pass
+        if state.error is not None:
+            raise state.error
+        return state.final_text
 
     def run_sync(
         self,

@@ -177,20 +177,21 @@ async def run_loop(
                 raise RunCancelled("the run was cancelled")
 
             turn = TurnBuilder()
+            model_events = stream_turn(
+                agent.transport,
+                sent,
+                [t.spec for t in tools],
+                agent.system,
+                agent.retry,
+                cancel,
+                turn,
+            )
             try:
-                async with aclosing(
-                    stream_turn(
-                        agent.transport,
-                        sent,
-                        [t.spec for t in tools],
-                        agent.system,
-                        agent.retry,
-                        cancel,
-                        turn,
-                    )
-                ) as events:
-                    async for event in events:
+                try:
+                    async for event in model_events:
                         yield event
+                finally:  # as contextlib.aclosing, without its object held for the whole turn
+                    await model_events.aclose()
             except BaseException:
                 # A failed or cancelled turn keeps what the model already said (text only).
                 partial = turn.text()

@@ -143,22 +143,6 @@ async def _close(stream: AsyncIterator[StreamEvent]) -> None:
         await aclose()
 
 
-async def _open(
-    transport: CompletionTransport,
-    messages: Sequence[Message],
-    tools: Sequence[ToolSpec],
-    system: str,
-) -> tuple[AsyncIterator[StreamEvent], StreamEvent]:
-    stream = transport.stream(messages, tools, system)
-    try:
-        return stream, await stream.__anext__()
-    except StopAsyncIteration:
-        raise StreamContractError("the transport's stream ended before any event") from None
-    except BaseException:
-        await _close(stream)
-        raise
-
-
 async def stream_turn(
     transport: CompletionTransport,
     messages: Sequence[Message],
@@ -171,12 +155,16 @@ async def stream_turn(
     """Yield the model events of one turn into ``turn``; stops after its ``IterationEnd``."""
     attempt = 0
     while True:
+        stream = transport.stream(messages, tools, system)
         try:
-            stream, event = await _open(transport, messages, tools, system)
+            event = await stream.__anext__()
             break
-        except StreamContractError:
-            raise
-        except Exception as exc:
+        except StopAsyncIteration:
+            raise StreamContractError("the transport's stream ended before any event") from None
+        except BaseException as exc:
+            await _close(stream)
+            if not isinstance(exc, Exception):
+                raise
             attempt += 1
             if not retry.should_retry(exc, attempt):
                 raise
