@@ -125,6 +125,21 @@ def to_options(options: dict[str, Any], outputs: list[dict[str, Any]]) -> dict[s
     return out
 
 
+def request_body(transport_cls: Any, vector: dict[str, Any]) -> dict[str, Any]:
+    """The body ``transport_cls`` builds (not streaming) for a ``WireConformance`` vector."""
+    given = vector["input"]
+    transport = transport_cls(
+        given["model_id"],
+        api_key="k",
+        stream=False,
+        **to_options(given.get("options") or {}, given.get("outputs") or []),
+    )
+    body: dict[str, Any] = transport.build_request(
+        to_messages(given["messages"]), to_tools(given.get("tools") or []), ""
+    )
+    return body
+
+
 def assert_subset(expected: Any, actual: Any, path: str = "$") -> None:
     """Prompty's subset projection: only keys present in ``expected`` are compared."""
     if isinstance(expected, dict):

@@ -62,9 +62,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
 from prompty_adapter import (
     assert_subset,
     load,
-    to_messages,
-    to_options,
-    to_tools,
+    request_body,
 )
 
 RECORDINGS = Path(__file__).parent / "recordings" / "anthropic"
@@ -99,16 +97,7 @@ def test_there_are_anthropic_vectors() -> None:
 
 @pytest.mark.parametrize("vector", WIRE_VECTORS, ids=[v["name"] for v in WIRE_VECTORS])
 def test_prompty_wire_vector(vector: dict[str, Any]) -> None:
-    given = vector["input"]
-    transport = AnthropicTransport(
-        given["model_id"],
-        api_key="k",
-        stream=False,
-        **to_options(given.get("options") or {}, given.get("outputs") or []),
-    )
-    body = transport.build_request(
-        to_messages(given["messages"]), to_tools(given.get("tools") or []), ""
-    )
+    body = request_body(AnthropicTransport, vector)
     assert_subset(vector["expected"]["request_body"], body)
     assert "stream" not in body
 

@@ -56,9 +56,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
 from prompty_adapter import (
     assert_subset,
     load,
-    to_messages,
-    to_options,
-    to_tools,
+    request_body,
 )
 
 RECORDINGS = Path(__file__).parent / "recordings" / "openai_chat"
@@ -222,13 +220,7 @@ def test_vector_sets_are_not_empty() -> None:
 @pytest.mark.parametrize("vector", REQUEST_VECTORS, ids=vector_ids(REQUEST_VECTORS))
 def test_prompty_to_request(vector: dict[str, Any]) -> None:
     given_ = vector["input"]
-    t = OpenAIChatTransport(
-        given_["model_id"],
-        api_key="k",
-        stream=False,
-        **to_options(given_["options"], given_["outputs"]),
-    )
-    body = t.build_request(to_messages(given_["messages"]), to_tools(given_["tools"]), "")
+    body = request_body(OpenAIChatTransport, vector)
     assert_subset(vector["expected"]["request_body"], body)
     assert "stream" not in body and "stream_options" not in body
     if not given_["tools"]:

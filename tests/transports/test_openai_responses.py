@@ -59,9 +59,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
 from prompty_adapter import (
     assert_subset,
     load,
-    to_messages,
-    to_options,
-    to_tools,
+    request_body,
 )
 
 RECORDINGS = Path(__file__).parent / "recordings" / "openai_responses"
@@ -188,16 +186,7 @@ def test_the_vectors_are_there() -> None:
 
 @pytest.mark.parametrize("vector", REQUEST_VECTORS, ids=[v["name"] for v in REQUEST_VECTORS])
 def test_prompty_request_vector(vector: dict[str, Any]) -> None:
-    given = vector["input"]
-    transport = OpenAIResponsesTransport(
-        given["model_id"],
-        api_key="k",
-        stream=False,
-        **to_options(given.get("options") or {}, given.get("outputs") or []),
-    )
-    body = transport.build_request(
-        to_messages(given["messages"]), to_tools(given.get("tools") or []), ""
-    )
+    body = request_body(OpenAIResponsesTransport, vector)
     assert_subset(vector["expected"]["request_body"], body)
 
 
