@@ -67,6 +67,18 @@ class TurnBuilder:
         else:
             parts.append(event.delta)
 
+    def add(self, event: StreamEvent) -> None:
+        """Take any model event of the turn (the loop inlines this dispatch on its hot path)."""
+        kind = type(event)
+        if kind is TextDelta:
+            assert isinstance(event, TextDelta)
+            self.add_text(event)
+        elif kind is IterationEnd:
+            assert isinstance(event, IterationEnd)
+            self.end = event
+        else:
+            self.feed(event)
+
     def feed(self, event: StreamEvent) -> None:
         """Take a non-text model event (other event kinds are ignored)."""
         kind = type(event)

@@ -11,7 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tether import AudioBlock, ImageBlock, Message, TextBlock, Tool, ToolSpec
+from tether import (
+    AudioBlock,
+    ImageBlock,
+    Message,
+    TextBlock,
+    TextDelta,
+    Tool,
+    ToolInputDelta,
+    ToolSpec,
+    ToolUseStart,
+)
 from tether.messages import ContentBlock
 
 VECTORS = Path(__file__).parent / "prompty" / "vectors"
@@ -138,6 +148,24 @@ def request_body(transport_cls: Any, vector: dict[str, Any]) -> dict[str, Any]:
         to_messages(given["messages"]), to_tools(given.get("tools") or []), ""
     )
     return body
+
+
+def process_result(events: list[Any], has_outputs: bool) -> Any:
+    """Prompty's processed result: the tool calls if any, else the text (JSON when structured)."""
+    names = {e.tool_use_id: e.name for e in events if isinstance(e, ToolUseStart)}
+    if names:
+        args = dict.fromkeys(names, "")
+        for e in events:
+            if isinstance(e, ToolInputDelta):
+                args[e.tool_use_id] += e.partial_json
+        return [{"id": i, "name": n, "arguments": args[i]} for i, n in names.items()]
+    text = "".join(e.delta for e in events if isinstance(e, TextDelta))
+    if has_outputs and text:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    return text
 
 
 def assert_subset(expected: Any, actual: Any, path: str = "$") -> None:

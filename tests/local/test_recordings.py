@@ -35,12 +35,7 @@ def _decode(codec: Any, body: bytes) -> list[Any]:
 def _assembled(events: list[Any]) -> tuple[Any, Any]:
     turn = TurnBuilder()
     for event in events:
-        if type(event).__name__ == "TextDelta":
-            turn.add_text(event)
-        elif type(event).__name__ == "IterationEnd":
-            turn.end = event
-        else:
-            turn.feed(event)
+        turn.add(event)
     message, calls = turn.build()
     assert turn.end is not None
     return message, (turn.end.stop_reason, [(c.name, dict(c.input)) for c in calls])

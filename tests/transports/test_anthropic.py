@@ -62,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
 from prompty_adapter import (
     assert_subset,
     load,
+    process_result,
     request_body,
 )
 
@@ -102,32 +103,12 @@ def test_prompty_wire_vector(vector: dict[str, Any]) -> None:
     assert "stream" not in body
 
 
-def _process_result(events: list[StreamEvent], has_outputs: bool) -> Any:
-    starts = [e for e in events if isinstance(e, ToolUseStart)]
-    if starts:
-        args: dict[str, list[str]] = {}
-        for e in events:
-            if isinstance(e, ToolInputDelta):
-                args.setdefault(e.tool_use_id, []).append(e.partial_json)
-        return [
-            {"id": s.tool_use_id, "name": s.name, "arguments": "".join(args[s.tool_use_id])}
-            for s in starts
-        ]
-    text = "".join(e.delta for e in events if isinstance(e, TextDelta))
-    if has_outputs and text:
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    return text
-
-
 @pytest.mark.parametrize("vector", PROCESS_VECTORS, ids=[v["name"] for v in PROCESS_VECTORS])
 def test_prompty_process_vector(vector: dict[str, Any]) -> None:
     given = vector["input"]
     events = AnthropicCodec().parse(given["response"])
     assert_stream_contract(events)
-    assert _process_result(events, given.get("has_outputs", False)) == vector["expected"]["result"]
+    assert process_result(events, given.get("has_outputs", False)) == vector["expected"]["result"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -431,10 +412,7 @@ def _decode(data: bytes) -> list[StreamEvent]:
 def _built(events: list[StreamEvent]) -> tuple[Any, ...]:
     turn = TurnBuilder()
     for event in events:
-        if isinstance(event, TextDelta):
-            turn.add_text(event)
-        else:
-            turn.feed(event)
+        turn.add(event)
     message, calls = turn.build()
     return message, calls, events[-1]
 

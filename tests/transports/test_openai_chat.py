@@ -56,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
 from prompty_adapter import (
     assert_subset,
     load,
+    process_result,
     request_body,
 )
 
@@ -228,36 +229,12 @@ def test_prompty_to_request(vector: dict[str, Any]) -> None:
     assert "max_tokens" not in body  # OpenAI's own host gets max_completion_tokens
 
 
-def _process_result(events: list[StreamEvent], has_outputs: bool) -> Any:
-    starts = [e for e in events if isinstance(e, ToolUseStart)]
-    if starts:
-        return [
-            {
-                "id": s.tool_use_id,
-                "name": s.name,
-                "arguments": "".join(
-                    e.partial_json
-                    for e in events
-                    if isinstance(e, ToolInputDelta) and e.tool_use_id == s.tool_use_id
-                ),
-            }
-            for s in starts
-        ]
-    text = "".join(e.delta for e in events if isinstance(e, TextDelta))
-    if has_outputs and text:
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    return text
-
-
 @pytest.mark.parametrize("vector", PROCESS_VECTORS, ids=vector_ids(PROCESS_VECTORS))
 def test_prompty_process(vector: dict[str, Any]) -> None:
     response = vector["input"]["response"]
     events = OpenAIChatCodec().parse(response)
     assert_stream_contract(events)
-    assert _process_result(events, vector["input"]["has_outputs"]) == vector["expected"]["result"]
+    assert process_result(events, vector["input"]["has_outputs"]) == vector["expected"]["result"]
     end = events[-1]
     assert isinstance(end, IterationEnd)
     assert end.model == response["model"]

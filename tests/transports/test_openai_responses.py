@@ -59,6 +59,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
 from prompty_adapter import (
     assert_subset,
     load,
+    process_result,
     request_body,
 )
 
@@ -154,12 +155,7 @@ def assembled(events: Sequence[StreamEvent]) -> tuple[Any, ...]:
     """What the agent builds from the events: the message, its calls and the turn's end."""
     turn = TurnBuilder()
     for event in events:
-        if isinstance(event, TextDelta):
-            turn.add_text(event)
-        elif isinstance(event, IterationEnd):
-            turn.end = event
-        else:
-            turn.feed(event)
+        turn.add(event)
     message, calls = turn.build()
     return message, calls, turn.end
 
@@ -188,24 +184,6 @@ def test_the_vectors_are_there() -> None:
 def test_prompty_request_vector(vector: dict[str, Any]) -> None:
     body = request_body(OpenAIResponsesTransport, vector)
     assert_subset(vector["expected"]["request_body"], body)
-
-
-def process_result(events: list[StreamEvent], has_outputs: bool) -> Any:
-    """Prompty's processed result: the tool calls if any, else the text (JSON when structured)."""
-    names = {e.tool_use_id: e.name for e in events if isinstance(e, ToolUseStart)}
-    if names:
-        args = dict.fromkeys(names, "")
-        for e in events:
-            if isinstance(e, ToolInputDelta):
-                args[e.tool_use_id] += e.partial_json
-        return [{"id": i, "name": n, "arguments": args[i]} for i, n in names.items()]
-    text = "".join(e.delta for e in events if isinstance(e, TextDelta))
-    if has_outputs and text:
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
-    return text
 
 
 @pytest.mark.parametrize("vector", PROCESS_VECTORS, ids=[v["name"] for v in PROCESS_VECTORS])
