@@ -1,11 +1,14 @@
-"""The demo file tools see only the allowed directory: ``..``, absolute paths and links that lead
-outside it are refused with a clear message."""
+"""The demo file tools see only the allowed directory: ``..`` and absolute paths that lead outside
+it, symbolic links, and files that are not regular files are refused with a clear message."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import socket
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,23 +74,33 @@ def test_absolute_path_outside_is_refused(tree: Path) -> None:
     assert is_error and "is outside the allowed directory" in text
 
 
-@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
-def test_links_pointing_outside_are_refused(tree: Path) -> None:
+def test_links_are_not_followed(tree: Path) -> None:
+    """Links are refused wherever they point, naming the link; a listing still shows them."""
     (tree / "link.txt").symlink_to(tree.parent / "secret.txt")
     (tree / "linkdir").symlink_to(tree.parent / "outside", target_is_directory=True)
     (tree / "inner.txt").symlink_to(tree / "hello.txt")
-    for name, path in [
-        ("read_file", "link.txt"),
-        ("read_file", "linkdir/x.txt"),
-        ("list_files", "linkdir"),
+    (tree / "innerdir").symlink_to(tree / "sub", target_is_directory=True)
+    for name, path, link in [
+        ("read_file", "link.txt", "link.txt"),
+        ("read_file", "linkdir/x.txt", "linkdir"),
+        ("read_file", "./linkdir/../linkdir/x.txt", "linkdir"),
+        ("list_files", "linkdir", "linkdir"),
+        ("read_file", "inner.txt", "inner.txt"),
+        ("read_file", "innerdir/notes.md", "innerdir"),
+        ("list_files", "innerdir", "innerdir"),
     ]:
         is_error, text = call(tree, name, path=path)
         assert is_error, (name, path)
-        assert "is outside the allowed directory" in text
+        assert f"LinkRefusedError: {link!r} is a symbolic link" in text, text
         assert "top secret" not in text and "outside\n" not in text
-    assert call(tree, "read_file", path="inner.txt") == (False, "hello\nworld\n")
     _, listing = call(tree, "list_files")
-    assert "link.txt (link)" in listing
+    assert "link.txt (link)" in listing and "innerdir (link)" in listing
+
+
+def test_dotdot_inside_the_root_is_folded_as_text(tree: Path) -> None:
+    assert call(tree, "read_file", path="./sub//../hello.txt") == (False, "hello\nworld\n")
+    assert call(tree, "list_files", path="sub/..")[1].startswith(". holds 2 entries:")
+    assert resolve_inside(tree, "sub/../sub/./notes.md") == (tree / "sub/notes.md").resolve()
 
 
 def test_resolve_inside_raises_permission_error(tree: Path) -> None:
@@ -103,7 +116,13 @@ def test_missing_and_wrong_kind(tree: Path) -> None:
     is_error, text = call(tree, "read_file", path="sub")
     assert is_error and "is a directory" in text
     is_error, text = call(tree, "list_files", path="hello.txt")
-    assert is_error and "not a directory" in text
+    assert is_error and "'hello.txt' is a file, not a directory" in text
+    is_error, text = call(tree, "read_file", path="hello.txt/x")
+    assert is_error and "'hello.txt' is a file, not a directory" in text
+    is_error, text = call(tree, "read_file", path="nope/x.txt")
+    assert is_error and "'nope' does not exist" in text
+    is_error, text = call(tree, "read_file", path=".")
+    assert is_error and "is a directory" in text
 
 
 def test_binary_files_are_refused(tree: Path) -> None:
@@ -117,3 +136,88 @@ def test_long_files_are_cut(tree: Path) -> None:
     is_error, text = call(tree, "read_file", path="long.txt", max_chars=100)
     assert not is_error
     assert text.startswith("x" * 100 + "\n[... truncated: first 100 characters of 5,000 bytes]")
+
+
+# -- special files, and a directory swapped for a link while a path is being opened -----------
+
+
+def _make_special(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+        return
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))
+    sock.close()  # the socket file stays behind
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_special_files_are_refused_without_blocking(tree: Path, kind: str) -> None:
+    _make_special(tree / "special", kind)
+    is_error, text = call(tree, "read_file", path="special")
+    assert is_error
+    assert "'special' is not a regular file" in text
+    assert not call(tree, "list_files")[0]
+
+
+def _swap_for_link(directory: Path, target: Path) -> None:
+    directory.rename(directory.with_name(directory.name + ".moved"))
+    directory.symlink_to(target, target_is_directory=True)
+
+
+def _swap_on_open(
+    monkeypatch: pytest.MonkeyPatch, directory: Path, target: Path, when: Callable[[str], bool]
+) -> list[str]:
+    """Make ``os.open``/``os.scandir`` swap ``directory`` for a link on the first call that
+    ``when`` accepts: after every check on the path, before (or during) the opening."""
+    swapped: list[str] = []
+    real_open, real_scandir = os.open, os.scandir
+
+    def maybe_swap(path: object) -> None:
+        name = os.fsdecode(path) if isinstance(path, str | bytes | os.PathLike) else ""
+        if not swapped and when(name):
+            _swap_for_link(directory, target)
+            swapped.append(name)
+
+    def fake_open(path: Any, *args: Any, **kwargs: Any) -> int:
+        maybe_swap(path)
+        return real_open(path, *args, **kwargs)
+
+    def fake_scandir(path: Any = ".") -> Any:
+        maybe_swap(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    monkeypatch.setattr(os, "scandir", fake_scandir)
+    return swapped
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "when"),
+    [
+        ("read_file", "sub/notes.md", lambda name: True),  # before the first open
+        ("read_file", "sub/notes.md", lambda name: name.endswith("notes.md")),  # mid-walk
+        ("list_files", "sub", lambda name: True),
+    ],
+    ids=["read-before-open", "read-before-last-open", "list-before-open"],
+)
+def test_directory_swapped_for_a_link_during_the_open_cannot_escape(
+    tree: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    path: str,
+    when: Callable[[str], bool],
+) -> None:
+    outside = tree.parent / "outside"
+    (outside / "notes.md").write_text("outside secret")
+    swapped = _swap_on_open(monkeypatch, tree / "sub", outside, when)
+    is_error, text = call(tree, name, path=path)
+    assert swapped, "the swap never happened"
+    assert "outside secret" not in text and "x.txt" not in text
+    assert is_error or text in ("# notes\n", "sub holds 1 entry:\nnotes.md (8 bytes)"), text
+
+
+@pytest.mark.parametrize(("name", "path"), [("read_file", "a\x00b"), ("list_files", "\x00")])
+def test_nul_in_a_path_is_refused(tree: Path, name: str, path: str) -> None:
+    is_error, text = call(tree, name, path=path)
+    assert is_error and "NUL character" in text

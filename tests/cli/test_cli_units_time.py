@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import math
 
 import pytest
 
@@ -51,6 +52,41 @@ def test_below_absolute_zero() -> None:
         convert(-300, "C", "K")
 
 
+@pytest.mark.parametrize(
+    ("value", "source", "target"),
+    [
+        (1e308, "km", "mm"),
+        (1e308, "km", "m"),
+        (-1e308, "mi", "nm"),
+        (1.7e308, "C", "F"),
+        (1e300, "t", "mg"),
+    ],
+)
+def test_results_too_large_to_represent_are_an_error(
+    value: float, source: str, target: str
+) -> None:
+    with pytest.raises(UnitError, match="too large to represent"):
+        convert(value, source, target)
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target", "expected"),
+    [(1e308, "km", "km", 1e308), (1e308, "mm", "km", 1e302), (1e308, "F", "C", 5.5555e307)],
+)
+def test_huge_values_that_fit_are_converted(
+    value: float, source: str, target: str, expected: float
+) -> None:
+    """No step on the way may overflow when the result itself fits."""
+    result, _, _ = convert(value, source, target)
+    assert result == pytest.approx(expected, rel=1e-4)
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_non_finite_values_are_an_error(value: float) -> None:
+    with pytest.raises(UnitError, match="finite number"):
+        convert(value, "km", "m")
+
+
 async def _call(tool_name: str, **arguments: object) -> tuple[bool, str]:
     tools = {"current_time": current_time, "convert_units": convert_units}
     from tether import Agent
@@ -72,6 +108,12 @@ def test_convert_units_tool_error_reaches_the_model() -> None:
     is_error, text = asyncio.run(_call("convert_units", value=1, from_unit="km", to_unit="kg"))
     assert is_error
     assert "cannot convert length (km) to mass (kg)" in text
+
+
+def test_convert_units_tool_overflow_reaches_the_model_as_an_error() -> None:
+    is_error, text = asyncio.run(_call("convert_units", value=1e308, from_unit="km", to_unit="mm"))
+    assert is_error
+    assert "too large to represent" in text
 
 
 @pytest.mark.parametrize(
@@ -106,6 +148,7 @@ def test_unknown_zone_is_a_clear_error(zone: str) -> None:
 
 def test_tools_have_descriptions_and_schemas() -> None:
     assert "time zone" in current_time.description
+    assert current_time.schema is not None and convert_units.schema is not None
     assert current_time.schema["required"] == ["timezone"]
     props = convert_units.schema["properties"]
     assert props["value"]["type"] == "number"

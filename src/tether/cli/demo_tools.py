@@ -1,17 +1,22 @@
 """The CLI's built-in demo tools: all offline, all safe, all plain ``@tool`` functions.
 
-``demo_tools(root)`` returns them; the two file tools can only see files inside ``root``
-(symbolic links and ``..`` are resolved first, so neither can lead outside it).
+``demo_tools(root)`` returns them; the two file tools can only see files inside ``root``: a path
+is opened one name at a time from ``root``, ``..`` may not climb above it, and symbolic links are
+never followed (a path through one is refused, naming the link), so nothing can lead outside it.
+Only regular files are read: FIFOs, sockets and devices are refused, without blocking.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import functools
 import os
+import posixpath
 import stat
 import zoneinfo
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from ..tools.decorator import tool
 from ..tools.tool import Tool
@@ -19,6 +24,7 @@ from .calc import evaluate, format_number
 from .units import convert
 
 __all__ = [
+    "LinkRefusedError",
     "OutsideRootError",
     "calculate",
     "convert_units",
@@ -108,27 +114,102 @@ class OutsideRootError(PermissionError):
     """A path resolves to a place outside the directory the file tools may read."""
 
 
-def resolve_inside(root: Path, path: str) -> Path:
-    """``path`` (relative to ``root``, or absolute) resolved, if it lies inside ``root``.
+class LinkRefusedError(PermissionError):
+    """A path goes through a symbolic link, which the file tools never follow."""
 
-    Symbolic links and ``..`` are resolved before the check, so a link inside ``root`` that
-    points outside it is refused like any other outside path.
+
+def _flags(*names: str) -> int:
+    """``os.O_RDONLY`` with the named flags (0 where the platform lacks one: see _open_inside)."""
+    return functools.reduce(int.__or__, (getattr(os, name, 0) for name in names), os.O_RDONLY)
+
+
+_DIR_FLAGS = _flags("O_DIRECTORY", "O_NOFOLLOW", "O_CLOEXEC")
+# O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused once opened).
+_FILE_FLAGS = _flags("O_NOFOLLOW", "O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC")
+_SAFE_OPEN = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+
+
+def _outside(root: Path, path: str) -> OutsideRootError:
+    return OutsideRootError(
+        f"{path!r} is outside the allowed directory {str(root.resolve())!r}; "
+        "only paths inside it can be read"
+    )
+
+
+def _relative_parts(root: Path, path: str) -> tuple[str, ...]:
+    """The names leading from ``root`` to ``path``, with ``.`` and ``..`` folded as text.
+
+    Folding as text agrees with the file system because no link is ever followed on the way.
     """
-    base = root.resolve()
     if "\x00" in path:
         raise ValueError("the path contains a NUL character")
-    target = (base / path).resolve()
-    if not target.is_relative_to(base):
-        raise OutsideRootError(
-            f"{path!r} is outside the allowed directory {str(base)!r}; "
-            "only paths inside it can be read"
-        )
-    return target
+    normal = PurePosixPath(posixpath.normpath(path))
+    if normal.is_absolute():
+        for base in {PurePosixPath(os.path.abspath(root)), PurePosixPath(root.resolve())}:
+            if normal.is_relative_to(base):
+                return normal.relative_to(base).parts
+        raise _outside(root, path)
+    if normal.parts[:1] == ("..",):
+        raise _outside(root, path)
+    return normal.parts
 
 
-def _shown(root: Path, target: Path) -> str:
-    relative = target.relative_to(root.resolve())
-    return "." if relative == Path() else relative.as_posix()
+def resolve_inside(root: Path, path: str) -> Path:
+    """Where ``path`` (relative to ``root``, or absolute) lies, if that is inside ``root``.
+
+    ``.`` and ``..`` are folded as text and links are left alone: the file tools then open the
+    result one name at a time from ``root`` and refuse any symbolic link on the way.
+    """
+    return root.resolve().joinpath(*_relative_parts(root, path))
+
+
+def _shown(parts: tuple[str, ...]) -> str:
+    return "/".join(parts) or "."
+
+
+def _open_failed(dir_fd: int, parts: tuple[str, ...], error: OSError) -> Exception:
+    """A clear error for the model, naming the part of the path that could not be opened."""
+    shown = _shown(parts)
+    if error.errno == errno.ENOENT:
+        return FileNotFoundError(f"{shown!r} does not exist")
+    try:
+        mode = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False).st_mode
+    except OSError:
+        return error
+    if stat.S_ISLNK(mode):
+        return LinkRefusedError(f"{shown!r} is a symbolic link; the file tools do not follow links")
+    if error.errno == errno.ENOTDIR:
+        what = "is a file, not a directory" if stat.S_ISREG(mode) else "is not a directory"
+        return NotADirectoryError(f"{shown!r} {what}")
+    if not stat.S_ISREG(mode):
+        return ValueError(f"{shown!r} is not a regular file; only regular files can be read")
+    return error
+
+
+def _open_at(dir_fd: int, parts: tuple[str, ...], flags: int) -> int:
+    try:
+        return os.open(parts[-1], flags, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _open_failed(dir_fd, parts, exc) from None
+
+
+def _open_inside(root: Path, parts: tuple[str, ...], flags: int) -> int:
+    """A descriptor for ``root``/``parts``, opened one name at a time without following links.
+
+    Each name is opened relative to the directory already open, so swapping a directory for a
+    link between a check and the open cannot lead outside ``root``.
+    """
+    if not _SAFE_OPEN:
+        raise OSError("the file tools need a POSIX system (openat with O_NOFOLLOW)")
+    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root itself may be a link
+    for depth in range(1, len(parts) + 1):
+        last = depth == len(parts)
+        try:
+            next_fd = _open_at(fd, parts[:depth], flags if last else _DIR_FLAGS)
+        finally:
+            os.close(fd)
+        fd = next_fd
+    return fd
 
 
 def _describe_entry(entry: os.DirEntry[str]) -> str:
@@ -144,43 +225,47 @@ def _describe_entry(entry: os.DirEntry[str]) -> str:
 
 
 def _list_files(root: Path, path: str = ".") -> str:
-    target = resolve_inside(root, path)
-    if not target.exists():
-        raise FileNotFoundError(f"{path!r} does not exist")
-    if not target.is_dir():
-        raise NotADirectoryError(f"{path!r} is a file, not a directory; use read_file")
-    with os.scandir(target) as it:
-        entries = sorted(it, key=lambda e: e.name.lower())
-    lines = [_describe_entry(e) for e in entries[:MAX_LISTED]]
+    parts = _relative_parts(root, path)
+    fd = _open_inside(root, parts, _DIR_FLAGS)
+    try:  # the entries are described while fd is open: their stat() is relative to it
+        with os.scandir(fd) as it:
+            entries = sorted(it, key=lambda e: e.name.lower())
+        lines = [_describe_entry(e) for e in entries[:MAX_LISTED]]
+    finally:
+        os.close(fd)
     if len(entries) > MAX_LISTED:
         lines.append(f"... and {len(entries) - MAX_LISTED} more")
     count = len(entries)
-    header = f"{_shown(root, target)} holds {count} entr{'y' if count == 1 else 'ies'}"
+    header = f"{_shown(parts)} holds {count} entr{'y' if count == 1 else 'ies'}"
     return "\n".join([header + ":", *lines]) if lines else header
+
+
+def _open_regular(root: Path, path: str) -> BinaryIO:
+    """``path`` inside ``root`` opened for reading, if it is a regular file (checked on the
+    opened descriptor, so what is read is what was checked)."""
+    fd = _open_inside(root, _relative_parts(root, path), _FILE_FLAGS)
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return open(fd, "rb")  # O_NONBLOCK does nothing to reads of a regular file
+    os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{path!r} is a directory; use list_files")
+    raise ValueError(f"{path!r} is not a regular file; only regular files can be read")
 
 
 def _read_file(root: Path, path: str, max_chars: int = 20_000) -> str:
     if max_chars < 1:
         raise ValueError("max_chars must be at least 1")
     max_chars = min(max_chars, MAX_READ_CHARS)
-    target = resolve_inside(root, path)
-    if not target.exists():
-        raise FileNotFoundError(f"{path!r} does not exist")
-    if target.is_dir():
-        raise IsADirectoryError(f"{path!r} is a directory; use list_files")
-    # After resolve() no part of the path is a link; O_NOFOLLOW refuses one swapped in since.
-    fd = os.open(target, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with open(fd, "rb") as raw:
-        if not stat.S_ISREG(os.fstat(raw.fileno()).st_mode):
-            raise ValueError(f"{path!r} is not a regular file")
+    with _open_regular(root, path) as raw:
         head = raw.read(_SNIFF_BYTES)
         if b"\x00" in head:
             raise ValueError(f"{path!r} looks like a binary file; only text files can be read")
         data = head + raw.read(max(max_chars * 4 + 4 - len(head), 0))
         more = bool(raw.read(1))
+        size = os.fstat(raw.fileno()).st_size
     text = data.decode("utf-8", errors="replace")
     if len(text) > max_chars or more:
-        size = target.stat().st_size
         return (
             f"{text[:max_chars]}\n[... truncated: first {max_chars:,} characters of {size:,} bytes]"
         )

@@ -99,11 +99,12 @@ def _lookup(name: str) -> _Unit:
     return unit
 
 
+# The formulas scale by 1.8 in one step, so no intermediate product overflows before the result.
 def _to_kelvin(value: float, symbol: str) -> float:
     if symbol == "°C":
         return value + 273.15
     if symbol == "°F":
-        return (value - 32) * 5 / 9 + 273.15
+        return (value - 32) / 1.8 + 273.15
     return value
 
 
@@ -111,12 +112,24 @@ def _from_kelvin(value: float, symbol: str) -> float:
     if symbol == "°C":
         return value - 273.15
     if symbol == "°F":
-        return (value - 273.15) * 9 / 5 + 32
+        return (value - 273.15) * 1.8 + 32
     return value
 
 
+def _convert_value(value: float, source: _Unit, target: _Unit) -> float:
+    if source.kind == "temperature":
+        kelvin = _to_kelvin(value, source.symbol)
+        if kelvin < -1e-9:
+            raise UnitError(f"{value:g} {source.symbol} is below absolute zero")
+        return _from_kelvin(kelvin, target.symbol)
+    return value * (source.factor / target.factor)  # the ratio first: no needless overflow
+
+
 def convert(value: float, from_unit: str, to_unit: str) -> tuple[float, str, str]:
-    """``value`` in ``from_unit`` expressed in ``to_unit``; returns (result, from, to symbols)."""
+    """``value`` in ``from_unit`` expressed in ``to_unit``; returns (result, from, to symbols).
+
+    A non-finite value, or a result too large for a float, is a ``UnitError``, never ``inf``.
+    """
     if not math.isfinite(value):
         raise UnitError("the value must be a finite number")
     source, target = _lookup(from_unit), _lookup(to_unit)
@@ -124,9 +137,9 @@ def convert(value: float, from_unit: str, to_unit: str) -> tuple[float, str, str
         raise UnitError(
             f"cannot convert {source.kind} ({source.symbol}) to {target.kind} ({target.symbol})"
         )
-    if source.kind == "temperature":
-        kelvin = _to_kelvin(value, source.symbol)
-        if kelvin < -1e-9:
-            raise UnitError(f"{value:g} {source.symbol} is below absolute zero")
-        return _from_kelvin(kelvin, target.symbol), source.symbol, target.symbol
-    return value * source.factor / target.factor, source.symbol, target.symbol
+    result = _convert_value(value, source, target)
+    if not math.isfinite(result):
+        raise UnitError(
+            f"{value:g} {source.symbol} in {target.symbol} is too large to represent as a number"
+        )
+    return result, source.symbol, target.symbol
