@@ -233,7 +233,7 @@ async def test_run_stream_with_tool_call_event_order_and_usage_sum() -> None:
         (2, StopReason.END_TURN, u2),
     ]
     assert events[5] == ToolDispatch("call_1", "echo", {"text": "a"})
-    assert events[6] == ToolResult("call_1", "echo", False, "echo:a")
+    assert events[6] == ToolResult("call_1", "echo", False, "echo:a", {"text": "a"})
     end = assert_clean_end(events)
     assert end.stop_reason is StopReason.END_TURN
     assert end.total_usage == u1 + u2

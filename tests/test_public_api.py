@@ -83,25 +83,44 @@ def test_tool_loads_pydantic_on_first_use() -> None:
     assert out == "False True"
 
 
-# Layers: data <- parts (tools | transports | context) <- engine <- doors. A module may import
-# its own layer's family and anything below it, never above or sideways into another part.
-DATA = {"types", "errors", "messages", "events", "codec"}
-PARTS = {
-    "tools": {"tools"},
-    "transports": {"transports"},
-    "context": {"context"},
-    "control": {"control"},
-    "budget": {"budget"},
-    "testing": {"testing"},
+# Layers, lowest first. A module may import its own family and any lower layer; within the parts
+# layer a family may not import another part (a transport never imports a tool, and so on).
+LAYERS: dict[str, set[str]] = {
+    "data": {"types", "errors", "messages", "events", "codec"},
+    "base": {"clock", "interrupt"},
+    "parts": {"tools", "transports", "context", "control", "budget"},
+    "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "loop", "stream",
+               "agent"},
+    "doors": {"testing", "providers", "local", "cli"},
 }
-ENGINE = {"agent", "loop", "turn", "dispatch", "stream"}
+RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}
+PARTS = LAYERS["parts"]
 
 
 def _family(module: str) -> str:
     return module.split(".", maxsplit=1)[0]
 
 
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name relative to ``tether`` (packages by name)."""
+    found = {}
+    for path in SRC.rglob("*.py"):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The module an imported name refers to (``pkg.mod.Name`` -> ``pkg.mod``)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
 def _tether_imports(path: Path) -> set[str]:
+    """Dotted names (relative to ``tether``) this file imports, at any depth in it."""
     rel = path.relative_to(SRC).with_suffix("")
     package = list(rel.parts[:-1])
     found: set[str] = set()
@@ -110,35 +129,76 @@ def _tether_imports(path: Path) -> set[str]:
             if node.level:
                 base = package[: len(package) - (node.level - 1)]
                 target = [*base, *(node.module.split(".") if node.module else [])]
-                if not node.module:
-                    found.update(".".join([*target, a.name]) for a in node.names)
-                else:
-                    found.add(".".join(target))
-            elif node.module and node.module.startswith("tether."):
-                found.add(node.module.removeprefix("tether."))
+            elif node.module and (node.module == "tether" or node.module.startswith("tether.")):
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            found.update(".".join([*target, a.name]) for a in node.names)
         elif isinstance(node, ast.Import):
             found.update(
                 a.name.removeprefix("tether.") for a in node.names if a.name.startswith("tether.")
             )
-    return {m for m in found if m}
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for me, path in modules.items():
+        targets = {_resolve(name, modules) for name in _tether_imports(path)}
+        graph[me] = {t for t in targets if t is not None and t != me and t != ""}
+    return graph
+
+
+def test_every_module_has_a_layer() -> None:
+    unknown = sorted({_family(m) for m in _modules() if m} - set(RANK))
+    assert not unknown, f"modules outside every layer: {unknown}"
 
 
 def test_layers_only_point_down() -> None:
     problems = []
-    for path in SRC.rglob("*.py"):
-        rel = path.relative_to(SRC).with_suffix("")
-        me = ".".join(rel.parts)
-        if me == "__init__":
-            continue
+    for me, targets in _graph().items():
+        if not me:
+            continue  # the package's own __init__ re-exports (lazily) from every layer
         family = _family(me)
-        for target in _tether_imports(path):
+        for target in targets:
             tfam = _family(target)
-            if tfam in DATA:
+            if not target or tfam == family:
                 continue
-            if family in DATA:
-                problems.append(f"{me} (data) imports {target}")
-            elif family in PARTS and tfam not in PARTS[family]:
-                problems.append(f"{me} imports {target}, outside its layer")
-            elif family in ENGINE and tfam not in ENGINE and tfam not in PARTS:
-                problems.append(f"{me} (engine) imports {target}, a layer above")
-    assert not problems, "\n".join(problems)
+            if RANK[tfam] > RANK[family]:
+                problems.append(f"{me} imports {target}, a layer above")
+            elif family in PARTS and tfam in PARTS:
+                problems.append(f"{me} imports {target}, another part")
+    assert not problems, "\n".join(sorted(problems))
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node and node not in state:
+            visit(node)
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_data_layer_imports_alone() -> None:
+    out = _fresh(
+        "import sys, tether.messages, tether.events, tether.codec; "
+        "print(sorted(m for m in sys.modules if m.startswith('tether')))"
+    )
+    loaded = {m.removeprefix("tether.") for m in eval(out)} - {"tether"}
+    assert loaded <= LAYERS["data"], loaded - LAYERS["data"]

@@ -1,64 +1,67 @@
 """tether: the agentic loop. A model, tools and a conversation store in one bounded, streaming loop.
 
-``import tether`` stays light: pydantic (for ``@tool``) is imported on first use of ``tool``.
+Every name here loads on first use, so ``import tether`` stays light and importing one layer
+(``tether.messages``, say) never pulls in the engine above it.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from .agent import Agent
-from .context import ContextStore, MemoryContextStore
-from .errors import (
-    GuardrailError,
-    MaxIterationsError,
-    ModelStopError,
-    RunCancelled,
-    StreamContractError,
-    TetherError,
-    ToolArgumentError,
-    ToolNotFoundError,
-    TransportError,
-)
-from .events import (
-    ContextTrimmed,
-    Error,
-    IterationEnd,
-    IterationStart,
-    ReasoningDelta,
-    Retrying,
-    SessionEndEvent,
-    SteeringInjected,
-    StreamEvent,
-    TextDelta,
-    ToolDispatch,
-    ToolInputDelta,
-    ToolResult,
-    ToolUseStart,
-)
-from .messages import (
-    AudioBlock,
-    ContentBlock,
-    ImageBlock,
-    Message,
-    ReasoningBlock,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
-from .stream import AgentStream
-from .tools.guards import Allow, Deny, Guard, Rewrite, ToolCall
-from .tools.selector import ToolSelector, ToolSource
-from .tools.tool import Tool
-from .transports.base import CompletionTransport
-from .transports.retry import RetryPolicy
-from .types import StopReason, ToolSpec, Usage
-
 if TYPE_CHECKING:
+    from .agent import Agent
     from .budget import CharBudget, ContextPolicy, Trim
+    from .clock import Clock, SystemClock
+    from .context import ContextStore, MemoryContextStore
     from .control import CancellationToken, Steering
+    from .errors import (
+        GuardrailError,
+        MaxIterationsError,
+        ModelStopError,
+        RunCancelled,
+        StreamContractError,
+        TetherError,
+        ToolArgumentError,
+        ToolNotFoundError,
+        TransportError,
+    )
+    from .events import (
+        ContextTrimmed,
+        Error,
+        IterationEnd,
+        IterationStart,
+        ReasoningDelta,
+        Retrying,
+        SessionEndEvent,
+        SteeringInjected,
+        StreamEvent,
+        TextDelta,
+        ToolDispatch,
+        ToolInputDelta,
+        ToolResult,
+        ToolUseStart,
+    )
+    from .messages import (
+        AudioBlock,
+        ContentBlock,
+        ImageBlock,
+        Message,
+        ReasoningBlock,
+        TextBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+    )
+    from .middleware import Middleware, ModelRequest, ToolRequest
     from .providers import transport
+    from .stream import AgentStream
     from .tools.decorator import tool
+    from .tools.guards import Allow, CheckGuard, Deny, Guard, Rewrite, ToolCall
+    from .tools.selector import ToolSelector, ToolSource
+    from .tools.tool import Tool
+    from .transports.base import CompletionTransport
+    from .transports.retry import RetryPolicy
+    from .types import StopReason, ToolSpec, Usage
 
 __version__ = "0.1.0"
 
@@ -69,6 +72,8 @@ __all__ = [
     "AudioBlock",
     "CancellationToken",
     "CharBudget",
+    "CheckGuard",
+    "Clock",
     "CompletionTransport",
     "ContentBlock",
     "ContextPolicy",
@@ -84,6 +89,8 @@ __all__ = [
     "MaxIterationsError",
     "MemoryContextStore",
     "Message",
+    "Middleware",
+    "ModelRequest",
     "ModelStopError",
     "ReasoningBlock",
     "ReasoningDelta",
@@ -97,6 +104,7 @@ __all__ = [
     "StopReason",
     "StreamContractError",
     "StreamEvent",
+    "SystemClock",
     "TetherError",
     "TextBlock",
     "TextDelta",
@@ -106,6 +114,7 @@ __all__ = [
     "ToolDispatch",
     "ToolInputDelta",
     "ToolNotFoundError",
+    "ToolRequest",
     "ToolResult",
     "ToolResultBlock",
     "ToolSelector",
@@ -121,16 +130,68 @@ __all__ = [
     "transport",
 ]
 
-
 _LAZY = {
-    # name: module — loaded on first use so ``import tether`` stays light
-    "tool": "tools.decorator",  # pydantic
-    "transport": "providers",  # httpx
-    "CharBudget": "budget",
-    "ContextPolicy": "budget",
-    "Trim": "budget",
+    "Agent": "agent",
+    "AgentStream": "stream",
+    "Allow": "tools.guards",
+    "AudioBlock": "messages",
     "CancellationToken": "control",
+    "CharBudget": "budget",
+    "CheckGuard": "tools.guards",
+    "Clock": "clock",
+    "CompletionTransport": "transports.base",
+    "ContentBlock": "messages",
+    "ContextPolicy": "budget",
+    "ContextStore": "context",
+    "ContextTrimmed": "events",
+    "Deny": "tools.guards",
+    "Error": "events",
+    "Guard": "tools.guards",
+    "GuardrailError": "errors",
+    "ImageBlock": "messages",
+    "IterationEnd": "events",
+    "IterationStart": "events",
+    "MaxIterationsError": "errors",
+    "MemoryContextStore": "context",
+    "Message": "messages",
+    "Middleware": "middleware",
+    "ModelRequest": "middleware",
+    "ModelStopError": "errors",
+    "ReasoningBlock": "messages",
+    "ReasoningDelta": "events",
+    "RetryPolicy": "transports.retry",
+    "Retrying": "events",
+    "Rewrite": "tools.guards",
+    "RunCancelled": "errors",
+    "SessionEndEvent": "events",
     "Steering": "control",
+    "SteeringInjected": "events",
+    "StopReason": "types",
+    "StreamContractError": "errors",
+    "StreamEvent": "events",
+    "SystemClock": "clock",
+    "TetherError": "errors",
+    "TextBlock": "messages",
+    "TextDelta": "events",
+    "Tool": "tools.tool",
+    "ToolArgumentError": "errors",
+    "ToolCall": "tools.guards",
+    "ToolDispatch": "events",
+    "ToolInputDelta": "events",
+    "ToolNotFoundError": "errors",
+    "ToolRequest": "middleware",
+    "ToolResult": "events",
+    "ToolResultBlock": "messages",
+    "ToolSelector": "tools.selector",
+    "ToolSource": "tools.selector",
+    "ToolSpec": "types",
+    "ToolUseBlock": "messages",
+    "ToolUseStart": "events",
+    "TransportError": "errors",
+    "Trim": "budget",
+    "Usage": "types",
+    "tool": "tools.decorator",
+    "transport": "providers",
 }
 
 
@@ -138,8 +199,10 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'tether' has no attribute {name!r}")
-    import importlib  # noqa: PLC0415
-
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])

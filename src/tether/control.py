@@ -7,6 +7,8 @@ import threading
 from collections import deque
 from collections.abc import Iterable
 
+from .clock import SYSTEM_CLOCK, Clock
+from .interrupt import Interrupt, fire_soon
 from .messages import ContentBlock, Message
 
 __all__ = ["CancellationToken", "Steering"]
@@ -15,15 +17,16 @@ __all__ = ["CancellationToken", "Steering"]
 class CancellationToken:
     """Cooperative cancellation, safe to trigger from any thread or task.
 
-    The loop checks it before each model call and each tool; a backoff wait ends at once.
+    The loop checks it before each model call and each tool; a model stream or a backoff wait in
+    progress is interrupted at once.
     """
 
-    __slots__ = ("_cancelled", "_lock", "_waiters")
+    __slots__ = ("_cancelled", "_lock", "_watchers")
 
     def __init__(self) -> None:
         self._cancelled = False
         self._lock = threading.Lock()
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._watchers: list[tuple[asyncio.AbstractEventLoop, Interrupt]] = []
 
     @property
     def cancelled(self) -> bool:
@@ -31,37 +34,52 @@ class CancellationToken:
         return self._cancelled
 
     def cancel(self) -> None:
-        """Ask the run to stop at its next check point."""
+        """Ask the run to stop: at its next check point, or at once inside a watched await."""
         with self._lock:
             self._cancelled = True
-            waiters, self._waiters = self._waiters, []
-        for loop, fut in waiters:
-            loop.call_soon_threadsafe(_resolve, fut)
+            watchers, self._watchers = self._watchers, []
+        for loop, interrupt in watchers:
+            fire_soon(loop, interrupt.fire)
 
-    async def sleep(self, delay: float) -> bool:
-        """Sleep up to ``delay`` seconds; return True if cancelled meanwhile (early)."""
-        if self._cancelled:
-            return True
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
+    def watch(self) -> Interrupt | None:
+        """An interrupt for the current task that ``cancel()`` fires; None if already cancelled.
+
+        Mark the awaits it may cut short with ``interrupt.inside = True`` and ``settle()`` after
+        each; ``unwatch`` when done.
+        """
+        task = asyncio.current_task()
+        assert task is not None, "watch() needs a running task"
+        interrupt = Interrupt(task)
         with self._lock:
             if self._cancelled:
-                return True
-            self._waiters.append((loop, fut))
+                return None
+            self._watchers.append((task.get_loop(), interrupt))
+        return interrupt
+
+    def unwatch(self, interrupt: Interrupt) -> None:
+        """Stop watching (no-op if ``cancel()`` already released it)."""
+        with self._lock:
+            for i, (_, known) in enumerate(self._watchers):
+                if known is interrupt:
+                    del self._watchers[i]
+                    break
+
+    async def sleep(self, delay: float, clock: Clock = SYSTEM_CLOCK) -> bool:
+        """Sleep up to ``delay`` seconds on ``clock``; True if cancelled meanwhile (ends early)."""
+        interrupt = self.watch()
+        if interrupt is None:
+            return True
+        interrupt.inside = True
         try:
-            await asyncio.wait_for(asyncio.shield(fut), delay)
-        except TimeoutError:
-            pass
+            await clock.sleep(delay)
+        except asyncio.CancelledError:
+            if not interrupt.settle():
+                raise
+            return True
         finally:
-            with self._lock:
-                if (loop, fut) in self._waiters:
-                    self._waiters.remove((loop, fut))
+            self.unwatch(interrupt)
+        interrupt.settle()
         return self._cancelled
-
-
-def _resolve(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
 
 
 class Steering:

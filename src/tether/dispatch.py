@@ -1,25 +1,34 @@
-"""Running one tool call: repair result, lookup, bindings, guards, validation, handler, errors.
+"""Running tool calls: lookup, bindings, guards, validation, handler, timeouts, errors, and the
+one path (sequential or concurrent) that the loop and ``Agent.dispatch_tools`` both take.
 
 Every failure becomes a ``ToolResultBlock(is_error=True)`` whose text tells the model what went
-wrong; only task cancellation escapes.
+wrong; only the run's own cancellation (and ``KeyboardInterrupt``/``SystemExit``, re-raised in
+the run's task) escapes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ToolArgumentError
-from .messages import (
-    ImageBlock,
-    Message,
-    TextBlock,
-    ToolResultBlock,
-    ToolResultContent,
-    ToolUseBlock,
+from .events import StreamEvent, ToolDispatch, ToolResult
+from .interrupt import Overrun, within
+from .messages import ToolResultBlock, ToolUseBlock
+from .middleware import ToolHandler, ToolRequest
+from .results import (
+    ErrorFormatter,
+    default_error_text,
+    describe_exception,
+    exception_message,
+    interrupted_result,
+    not_run_result,
+    results_message,
+    to_content,
+    truncate_result,
 )
 from .tools.guards import Deny, Guard, ToolCall, run_guards
 from .tools.repair import ParsedArguments, failure_message
@@ -33,83 +42,12 @@ __all__ = [
     "ToolDispatcher",
     "interrupted_result",
     "not_run_result",
+    "results_message",
+    "run_calls",
     "to_content",
     "tools_by_name",
     "truncate_result",
 ]
-
-ErrorFormatter = Callable[[str, Mapping[str, Any], BaseException], str]
-"""``(tool_name, arguments, exception) -> text`` the model sees when a tool raises."""
-
-
-def default_error_text(name: str, arguments: Mapping[str, Any], exc: BaseException) -> str:
-    """Prompty §9.9's wording, with the exception type."""
-    return f"Error: Tool '{name}' failed: {type(exc).__name__}: {exc}"
-
-
-def to_content(value: Any) -> ToolResultContent:
-    """A handler's return value as result content: text and images kept, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, TextBlock | ImageBlock):
-        return (value,)
-    if (
-        isinstance(value, list | tuple)
-        and value
-        and all(isinstance(v, TextBlock | ImageBlock) for v in value)
-    ):
-        return tuple(value)
-    dump = getattr(value, "model_dump_json", None)
-    if callable(dump):
-        return str(dump())
-    try:
-        return json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n…[truncated {len(text) - limit} of {len(text)} characters]"
-
-
-def truncate_result(block: ToolResultBlock, limit: int | None) -> ToolResultBlock:
-    """The copy of a result the model sees: text over ``limit`` characters cut, with a note.
-
-    For rich content the limit is shared by its text blocks in order; images are kept.
-    """
-    if limit is None:
-        return block
-    content = block.content
-    if isinstance(content, str):
-        if len(content) <= limit:
-            return block
-        return ToolResultBlock(block.tool_use_id, _cut(content, limit), block.is_error)
-    if sum(len(b.text) for b in content if isinstance(b, TextBlock)) <= limit:
-        return block
-    left, out = limit, []
-    for b in content:
-        if isinstance(b, TextBlock):
-            b = TextBlock(_cut(b.text, max(left, 0)))  # noqa: PLW2901
-            left -= len(b.text)
-        out.append(b)
-    return ToolResultBlock(block.tool_use_id, tuple(out), block.is_error)
-
-
-def not_run_result(block: ToolUseBlock, why: str) -> ToolResultBlock:
-    """An error result for a call that was not run."""
-    return ToolResultBlock(block.id, f"Error: Tool '{block.name}' was not run: {why}", True)
-
-
-def interrupted_result(block: ToolUseBlock) -> ToolResultBlock:
-    """The result stored for a call whose run was interrupted by cancellation."""
-    return not_run_result(block, "interrupted (the run was cancelled before it finished).")
-
-
-def results_message(results: Sequence[ToolResultBlock]) -> Message:
-    """All results of one response in one user message, in call order."""
-    return Message("user", tuple(results))
 
 
 def tools_by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
@@ -124,7 +62,11 @@ def tools_by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
 
 @dataclass(slots=True)
 class ToolDispatcher:
-    """Runs the tool calls of one iteration against the tools offered in it."""
+    """Runs the tool calls of one iteration against the tools offered in it.
+
+    ``chain`` is the middleware around each call (None: none); ``default_timeout`` applies to
+    calls of tools without a ``timeout`` of their own.
+    """
 
     tools: Mapping[str, Tool]
     guards: Sequence[Guard]
@@ -132,45 +74,50 @@ class ToolDispatcher:
     format_error: ErrorFormatter | None = None
     cancel: CancellationToken | None = None
     unknown: list[str] | None = None
+    chain: ToolHandler | None = None
+    default_timeout: float | None = None
 
     async def execute(self, block: ToolUseBlock) -> ToolResultBlock:
-        """One call, start to finish; never raises except on task cancellation."""
+        """One call, start to finish, through the middleware; never raises but on cancellation."""
+        tool = self.tools.get(block.name)
+        if self.chain is None:
+            return await self._run(block, tool)
+        try:
+            result = await self.chain(ToolRequest(block, tool, self.iteration))
+        except Exception as exc:
+            text = f"Error: a middleware failed on tool '{block.name}': {describe_exception(exc)}"
+            return ToolResultBlock(block.id, text, True)
+        if type(result) is not ToolResultBlock:
+            return _as_result(block, result, "a middleware")
+        return result
+
+    async def innermost(self, request: ToolRequest) -> ToolResultBlock:
+        """The call itself, as the innermost handler of the middleware chain."""
+        return await self._run(request.block, request.tool)
+
+    async def _run(self, block: ToolUseBlock, tool: Tool | None) -> ToolResultBlock:
         if block.parse_error is not None:
             return ToolResultBlock(
                 block.id, failure_message(ParsedArguments(None, None, block.parse_error)), True
             )
-        tool = self.tools.get(block.name)
         if tool is None:
-            if self.unknown is not None:
-                self.unknown.append(block.name)
-            known = ", ".join(sorted(self.tools)) or "none"
-            return ToolResultBlock(
-                block.id, f"Error: Unknown tool '{block.name}'. Available tools: {known}.", True
-            )
+            return self._unknown(block)
         if self.cancel is not None and self.cancel.cancelled:
             return not_run_result(block, "the run was cancelled.")
         arguments: Mapping[str, Any] = block.input
         if tool.bindings:
             arguments = {**arguments, **tool.bindings}
         if self.guards or tool.guards:
-            try:
-                checked = await run_guards(
-                    (*self.guards, *tool.guards),
-                    ToolCall(block.id, block.name, arguments, tool, self.iteration),
-                )
-            except Exception as exc:
-                text = f"Error: a guard of tool '{block.name}' failed: {type(exc).__name__}: {exc}"
-                return ToolResultBlock(block.id, text, True)
-            if type(checked) is Deny:
-                return ToolResultBlock(block.id, f"Tool call denied: {checked.reason}", True)
-            assert isinstance(checked, ToolCall)
-            arguments = checked.arguments
+            checked = await self._guard(block, tool, arguments)
+            if type(checked) is ToolResultBlock:
+                return checked
+            assert isinstance(checked, dict)
+            arguments = checked
         try:
-            value = await tool.invoke(arguments)
+            value = await self._invoke(tool, arguments)
         except ToolArgumentError as exc:
-            return ToolResultBlock(
-                block.id, f"Error: {exc}. Call the tool again with corrected arguments.", True
-            )
+            text = f"Error: {exception_message(exc)}. Call the tool again with corrected arguments."
+            return ToolResultBlock(block.id, text, True)
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
@@ -179,9 +126,42 @@ class ToolDispatcher:
             return ToolResultBlock(block.id, self._error_text(tool, arguments, exc), True)
         except Exception as exc:
             return ToolResultBlock(block.id, self._error_text(tool, arguments, exc), True)
-        return ToolResultBlock(block.id, to_content(value))
+        return _as_result(block, value, f"tool '{tool.name}'")
+
+    def _unknown(self, block: ToolUseBlock) -> ToolResultBlock:
+        if self.unknown is not None:
+            self.unknown.append(block.name)
+        known = ", ".join(sorted(self.tools)) or "none"
+        return ToolResultBlock(
+            block.id, f"Error: Unknown tool '{block.name}'. Available tools: {known}.", True
+        )
+
+    async def _guard(
+        self, block: ToolUseBlock, tool: Tool, arguments: Mapping[str, Any]
+    ) -> dict[str, Any] | ToolResultBlock:
+        """The arguments after the guard chain (bindings kept), or the result of a denial."""
+        try:
+            checked = await run_guards(
+                (*self.guards, *tool.guards),
+                ToolCall(block.id, block.name, arguments, tool, self.iteration),
+            )
+        except Exception as exc:
+            text = f"Error: a guard of tool '{block.name}' failed: {describe_exception(exc)}"
+            return ToolResultBlock(block.id, text, True)
+        if type(checked) is Deny:
+            return ToolResultBlock(block.id, f"Tool call denied: {checked.reason}", True)
+        assert isinstance(checked, ToolCall)
+        return {**checked.arguments, **tool.bindings}  # a rewrite never drops a binding
+
+    def _invoke(self, tool: Tool, arguments: Mapping[str, Any]) -> Awaitable[Any]:
+        """The handler's value; the default timeout applies to tools without their own."""
+        if tool.timeout is not None or self.default_timeout is None:
+            return tool.invoke(arguments)
+        return within(tool.invoke(arguments), self.default_timeout)
 
     def _error_text(self, tool: Tool, arguments: Mapping[str, Any], exc: BaseException) -> str:
+        if isinstance(exc, Overrun):
+            return f"Error: Tool '{tool.name}' timed out after {exc.args[0]:g} s."
         if isinstance(exc, TimeoutError) and tool.timeout is not None:
             return f"Error: Tool '{tool.name}' timed out after {tool.timeout:g} s."
         if self.format_error is not None:
@@ -190,3 +170,85 @@ class ToolDispatcher:
             except Exception:  # a broken formatter must not lose the result
                 pass
         return default_error_text(tool.name, arguments, exc)
+
+
+def _as_result(block: ToolUseBlock, value: Any, source: str) -> ToolResultBlock:
+    """``value`` as this call's result; a value with no text form is an error result instead."""
+    try:
+        return ToolResultBlock(block.id, to_content(value))
+    except Exception as exc:  # a huge int, a raising __str__, nesting too deep for JSON, ...
+        text = (
+            f"Error: {source} returned a value that cannot be turned into text "
+            f"({type(value).__name__}): {describe_exception(exc)}"
+        )
+        return ToolResultBlock(block.id, text, True)
+
+
+async def run_calls(
+    dispatcher: ToolDispatcher,
+    calls: Sequence[ToolUseBlock],
+    parallel: bool,
+    results: list[ToolResultBlock | None],
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run ``calls`` (one after another, or all at once), yield their dispatch and result events,
+    and fill ``results`` in call order. A call that did not finish leaves its slot None."""
+    if not parallel or len(calls) == 1:
+        for i, block in enumerate(calls):
+            yield ToolDispatch(block.id, block.name, block.input)
+            result = results[i] = await dispatcher.execute(block)
+            yield ToolResult(block.id, block.name, result.is_error, result.content, block.input)
+        return
+    for block in calls:
+        yield ToolDispatch(block.id, block.name, block.input)
+    async with aclosing(_concurrently(dispatcher, calls, results)) as finished:
+        async for i in finished:
+            done = results[i]
+            assert done is not None
+            block = calls[i]
+            yield ToolResult(block.id, block.name, done.is_error, done.content, block.input)
+
+
+class _Escaped:
+    """A ``KeyboardInterrupt``/``SystemExit`` raised in a call's task, carried to the run's task."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
+
+
+async def _contained(dispatcher: ToolDispatcher, block: ToolUseBlock) -> ToolResultBlock | _Escaped:
+    try:
+        return await dispatcher.execute(block)
+    except (KeyboardInterrupt, SystemExit) as exc:  # asyncio would raise these out of the loop
+        return _Escaped(exc)
+
+
+async def _concurrently(
+    dispatcher: ToolDispatcher, calls: Sequence[ToolUseBlock], results: list[ToolResultBlock | None]
+) -> AsyncGenerator[int, None]:
+    """Start every call at once; fill ``results`` and yield each position as its call finishes."""
+    tasks: dict[asyncio.Future[ToolResultBlock | _Escaped], int] = {
+        asyncio.ensure_future(_contained(dispatcher, b)): i for i, b in enumerate(calls)
+    }
+    pending = set(tasks)
+    try:
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in sorted(done, key=tasks.__getitem__):
+                outcome = task.result()
+                if type(outcome) is _Escaped:
+                    raise outcome.exc
+                assert isinstance(outcome, ToolResultBlock)
+                results[tasks[task]] = outcome
+                yield tasks[task]
+    finally:
+        if pending:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            for task in pending:
+                if not task.cancelled() and task.exception() is None:
+                    outcome = task.result()
+                    if type(outcome) is ToolResultBlock:
+                        results[tasks[task]] = outcome

@@ -106,12 +106,14 @@ class ToolDispatch:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """A tool call finished. ``content`` is the full result, before any truncation for the model."""
+    """A tool call finished. ``content`` is the full result, before any truncation for the model;
+    ``input`` the arguments the model sent (as in ``ToolDispatch``)."""
 
     tool_use_id: str
     name: str
     is_error: bool
     content: ToolResultContent
+    input: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

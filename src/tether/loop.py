@@ -1,34 +1,22 @@
 """The agent loop: the one implementation of "call the model, dispatch tools, append, repeat".
 
-Every front door configures ``Agent`` and runs this. The loop reads the history once per run and
-then only appends, so an iteration costs the same at message 10 and at message 10,000.
+``run_loop`` drives a ``Run``: ``open`` it, take ``step``s (one iteration each) until it is
+``finished``, ``close`` it. Every front door configures an agent and runs this; a door that must
+drive single iterations (a durable workflow, a step-wise agent) uses ``Run`` itself. The loop
+reads the history once per run and then only appends, so an iteration costs the same at message
+10 and at message 10,000.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
+from .config import AgentConfig
 from .context import ContextStore
-from .dispatch import (
-    ToolDispatcher,
-    interrupted_result,
-    not_run_result,
-    tools_by_name,
-    truncate_result,
-)
-from .errors import (
-    GuardrailError,
-    MaxIterationsError,
-    ModelStopError,
-    RunCancelled,
-    TetherError,
-    ToolNotFoundError,
-)
+from .dispatch import ToolDispatcher, run_calls, tools_by_name
+from .errors import MaxIterationsError, ModelStopError, RunCancelled, ToolNotFoundError
 from .events import (
     ContextTrimmed,
     Error,
@@ -37,30 +25,37 @@ from .events import (
     SessionEndEvent,
     SteeringInjected,
     StreamEvent,
-    ToolDispatch,
     ToolResult,
 )
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from .tools.guards import Allow, Deny, GuardDecision
+from .middleware import ModelHandler, ModelRequest, model_chain, tool_chain
+from .results import interrupted_result, not_run_result
+from .steps import (
+    check_guardrail,
+    model_view,
+    stop_error,
+    survive,
+    unanswered,
+    unanswered_at_end,
+)
+from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
 from .turn import TurnBuilder, stream_turn
-from .types import ZERO_USAGE, StopReason, Usage
+from .types import ZERO_USAGE, StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
-    from .agent import Agent
     from .budget import Trim
     from .control import CancellationToken, Steering
 
-__all__ = ["InputGuardrail", "OutputGuardrail", "RunState", "UserInput", "run_loop"]
+__all__ = ["Run", "RunState", "UserInput", "run_loop"]
 
 UserInput: TypeAlias = str | Message | Sequence[ContentBlock] | None
-InputGuardrail: TypeAlias = Callable[[Sequence[Message]], GuardDecision | Awaitable[GuardDecision]]
-OutputGuardrail: TypeAlias = Callable[[Message], GuardDecision | Awaitable[GuardDecision]]
 
 _DISPATCHABLE = frozenset((StopReason.TOOL_USE, StopReason.END_TURN, StopReason.PAUSE_TURN))
 _ANSWERS = frozenset(
     (StopReason.END_TURN, StopReason.TOOL_USE, StopReason.REFUSAL, StopReason.UNKNOWN)
 )
+_KEPT_STOPS = frozenset((StopReason.MAX_TOKENS, StopReason.CONTEXT_WINDOW_EXCEEDED))
 
 
 @dataclass(slots=True)
@@ -74,286 +69,336 @@ class RunState:
     error: BaseException | None = None
     iterations: int = 0
     done: bool = False
+    end: SessionEndEvent | None = None
 
 
-def _user_message(value: str | Message | Sequence[ContentBlock]) -> Message:
-    if isinstance(value, Message):
-        return value
-    return Message("user", value)
+def _call_transport(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    return request.transport.stream(request.messages, request.tools, request.system)
 
 
-async def _check(guardrail: Callable[[Any], Any], subject: Any, where: str) -> None:
-    decision = guardrail(subject)
-    if inspect.isawaitable(decision):
-        decision = await decision
-    if decision is None or type(decision) is Allow:
-        return
-    if type(decision) is Deny:
-        raise GuardrailError(f"{where} guardrail denied: {decision.reason}")
-    raise TypeError(f"{where} guardrail returned {decision!r}; expected Allow or Deny")
+class Run:
+    """One run of the loop: its history, its state, and the steps of one iteration."""
+
+    __slots__ = (
+        "agent",
+        "answer",
+        "cancel",
+        "finished",
+        "history",
+        "listings",
+        "model_chain",
+        "state",
+        "steering",
+        "store",
+    )
+
+    def __init__(
+        self,
+        agent: AgentConfig,
+        state: RunState,
+        cancel: CancellationToken | None = None,
+        steering: Steering | None = None,
+    ) -> None:
+        self.agent = agent
+        self.state = state
+        self.store = state.context
+        self.cancel = cancel
+        self.steering = steering
+        self.history: list[Message] = []
+        self.listings: ListingCache | None = None
+        self.finished = False
+        self.answer = StopReason.END_TURN
+        self.model_chain: ModelHandler | None = (
+            model_chain(agent.middleware, _call_transport) if agent.middleware else None
+        )
+
+    # -- open and close ---------------------------------------------------------------------------
+
+    async def open(self, user_message: UserInput) -> None:
+        """Read the history (answering calls an interrupted run left open) and add the message."""
+        history = await self.store.get_history()
+        dangling = unanswered_at_end(history)
+        if dangling:
+            results = Message("user", tuple(interrupted_result(b) for b in dangling))
+            await self.store.append(results)
+            history.append(results)
+        limit = self.agent.max_tool_result_chars
+        if limit is not None:
+            history = [model_view(m, limit) for m in history]
+        self.history = history
+        if user_message is not None:
+            first = user_message if isinstance(user_message, Message) else Message(
+                "user", user_message
+            )
+            await self._append(first)
+
+    def close(self, error: BaseException | None) -> list[StreamEvent]:
+        """End the run: record how, and give its last events (``Error`` if failed, then the end)."""
+        state = self.state
+        stop = self.answer if error is None else _failure_stop(error)
+        state.stop_reason, state.error, state.done = stop, error, True
+        end = state.end = SessionEndEvent(stop, state.usage, error, state.iterations)
+        return [end] if error is None else [Error(error), end]
+
+    def abandon(self) -> None:
+        """The run was closed or cancelled from outside."""
+        state = self.state
+        if not state.done:
+            state.stop_reason, state.done = StopReason.CANCELLED, True
+
+    # -- one iteration ----------------------------------------------------------------------------
+
+    async def step(self) -> AsyncGenerator[StreamEvent, None]:
+        """One iteration's events: model call, checks, the tool calls and their stored results.
+
+        Sets ``finished`` when the model answered; raises what ends the run otherwise.
+        """
+        iteration = self._next_iteration()
+        if self.steering is not None and self.steering.has_pending:
+            yield SteeringInjected(await self._steer())
+        yield IterationStart(iteration)
+        tools, table = await self._offered_tools()
+        sent, trim = await self._messages_to_send(iteration)
+        if trim is not None:
+            yield ContextTrimmed(trim.removed, len(sent))
+        if self.cancel is not None and self.cancel.cancelled:
+            raise RunCancelled("the run was cancelled")
+        turn = TurnBuilder()
+        model_events = self._model_call(sent, [t.spec for t in tools], iteration, turn)
+        try:
+            try:
+                async for event in model_events:
+                    yield event
+            finally:  # as contextlib.aclosing, without its object held for the whole turn
+                await model_events.aclose()
+        except BaseException:
+            await self._keep_partial(turn)
+            raise
+        end, calls = await self._store_answer(turn)
+        try:
+            yield IterationEnd(
+                iteration, end.stop_reason, end.usage, end.raw_stop_reason, end.model
+            )
+        except BaseException:
+            if calls:  # closed before dispatch began: the stored calls still need results
+                await self._store_interrupted(calls, [None] * len(calls))
+            raise
+        if not calls or end.stop_reason not in _DISPATCHABLE:
+            for event in await self._settle(calls, end.stop_reason, self.state.final_text):
+                yield event
+            return
+        dispatcher = self._dispatcher(table, iteration)
+        results: list[ToolResultBlock | None] = [None] * len(calls)
+        events = run_calls(dispatcher, calls, self.agent.execution == "parallel", results)
+        try:
+            try:
+                async for event in events:
+                    yield event
+            finally:
+                await events.aclose()
+        except BaseException:  # whatever happens, every stored call gets a result
+            await self._store_interrupted(calls, results)
+            raise
+        await self._store_dispatched(dispatcher, results)
+
+    def _next_iteration(self) -> int:
+        state, agent = self.state, self.agent
+        if state.iterations >= agent.max_iterations:
+            raise MaxIterationsError(
+                f"the agent reached max_iterations={agent.max_iterations} while the model "
+                "was still calling tools"
+            )
+        if self.cancel is not None and self.cancel.cancelled:
+            raise RunCancelled("the run was cancelled")
+        state.iterations += 1
+        return state.iterations
+
+    async def _steer(self) -> tuple[Message, ...]:
+        assert self.steering is not None
+        injected = self.steering.drain()
+        for message in injected:
+            await self._append(message)
+        return tuple(injected)
+
+    async def _offered_tools(self) -> tuple[list[Tool], dict[str, Tool]]:
+        """This iteration's tools: sources read again, then trimmed by the selector."""
+        agent = self.agent
+        tools = only_tools(agent.tools)
+        if tools is None:
+            if self.listings is None:
+                self.listings = {}
+            tools = await read_tools(agent.tools, self.listings)
+        if agent.selector is not None:
+            tools = list(await agent.selector.select(self.history, tools))
+        return tools, tools_by_name(tools)
+
+    async def _messages_to_send(self, iteration: int) -> tuple[Sequence[Message], Trim | None]:
+        """The context policy's view, the last-iteration note, checked by the input guardrails."""
+        agent = self.agent
+        sent: Sequence[Message] = self.history
+        trim = agent.context_policy.apply(sent) if agent.context_policy is not None else None
+        if trim is not None:
+            sent = trim.messages
+        if iteration == agent.max_iterations and agent.last_iteration_message is not None:
+            sent = [*sent, agent.last_iteration_message]
+        for guardrail in agent.input_guardrails:
+            await check_guardrail(guardrail, sent, "input")
+        return sent, trim
+
+    def _model_call(
+        self, sent: Sequence[Message], specs: list[ToolSpec], iteration: int, turn: TurnBuilder
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """This iteration's model call, through the middleware (if any), into ``turn``."""
+        agent = self.agent
+        return stream_turn(
+            agent.transport,
+            sent,
+            specs,
+            agent.system,
+            iteration,
+            agent.retry,
+            agent.clock,
+            self.cancel,
+            turn,
+            self.model_chain,
+        )
+
+    async def _keep_partial(self, turn: TurnBuilder) -> None:
+        """A failed or cancelled turn keeps what the model already said (its text only)."""
+        partial = turn.text()
+        if partial:
+            await survive(self._append(Message("assistant", partial)))
+
+    async def _store_answer(self, turn: TurnBuilder) -> tuple[IterationEnd, list[ToolUseBlock]]:
+        """Count the turn's usage, check the answer with the output guardrails, store it."""
+        end, state = turn.end, self.state
+        assert end is not None
+        state.usage = state.usage + end.usage
+        message, calls = turn.build()
+        if message is not None:
+            for guardrail in self.agent.output_guardrails:
+                await check_guardrail(guardrail, message, "output")
+            await self.store.append(message)
+            self.history.append(message)
+        state.final_text = turn.text()
+        return end, calls
+
+    def _dispatcher(self, table: dict[str, Tool], iteration: int) -> ToolDispatcher:
+        agent = self.agent
+        dispatcher = ToolDispatcher(
+            table,
+            agent.guards,
+            iteration,
+            agent.format_tool_error,
+            self.cancel,
+            [],
+            default_timeout=agent.tool_timeout,
+        )
+        if agent.middleware:
+            dispatcher.chain = tool_chain(agent.middleware, dispatcher.innermost)
+        return dispatcher
+
+    async def _store_dispatched(
+        self, dispatcher: ToolDispatcher, results: list[ToolResultBlock | None]
+    ) -> None:
+        """Store the finished calls' results; an unknown tool may end the run (per the agent)."""
+        await self._store_results([r for r in results if r is not None])
+        if dispatcher.unknown and self.agent.unknown_tool == "raise":
+            names = ", ".join(dispatcher.unknown)
+            raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
+
+    async def _settle(
+        self, calls: list[ToolUseBlock], reason: StopReason, text: str
+    ) -> list[StreamEvent]:
+        """After a turn whose calls are not run: answer them, then finish, go on, or fail."""
+        events: list[StreamEvent] = []
+        if calls:
+            why = f"the response ended with {reason.value!r} before the call was complete."
+            skipped = [not_run_result(b, why) for b in calls]
+            await self._store_results(skipped)
+            events = [
+                ToolResult(b.id, b.name, True, r.content, b.input)
+                for b, r in zip(calls, skipped, strict=True)
+            ]
+            if reason is StopReason.MAX_TOKENS:
+                return events  # the model may go on from the results
+        elif reason is StopReason.PAUSE_TURN:
+            return events
+        if reason not in _ANSWERS:
+            raise stop_error(reason, text)
+        self.answer = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
+        self.finished = True
+        return events
+
+    # -- storing ----------------------------------------------------------------------------------
+
+    async def _append(self, message: Message) -> None:
+        await self.store.append(message)
+        self.history.append(message)
+
+    async def _store_results(self, results: list[ToolResultBlock]) -> None:
+        """Store the full results; the history sent to the model gets the truncated copy."""
+        full = Message("user", tuple(results))
+        await self.store.append(full)
+        limit = self.agent.max_tool_result_chars
+        self.history.append(full if limit is None else model_view(full, limit))
+
+    async def _store_interrupted(
+        self, calls: list[ToolUseBlock], results: list[ToolResultBlock | None]
+    ) -> None:
+        """On the way out of a failed or closed run: store a result for every call, finished
+        ones as they are and the rest as interrupted, even if cancelled again meanwhile."""
+
+        async def store() -> None:
+            open_calls = unanswered(await self.store.get_history(), calls)
+            if open_calls:
+                final = [
+                    r if r is not None else interrupted_result(b)
+                    for b, r in zip(calls, results, strict=True)
+                    if b.id in open_calls
+                ]
+                await self._store_results(final)
+
+        await survive(store())
 
 
-def _stop_error(reason: StopReason, text: str) -> TetherError:
-    if reason is StopReason.CANCELLED:
-        return RunCancelled("the provider reported the turn as cancelled")
-    what = {
-        StopReason.MAX_TOKENS: "the response was cut off at the output token limit (max_tokens)",
-        StopReason.CONTEXT_WINDOW_EXCEEDED: "the conversation no longer fits the context window",
-    }.get(reason, f"the model stopped with {reason.value!r}")
-    return ModelStopError(what, stop_reason=reason.value, partial_text=text)
-
-
-async def _offered_tools(
-    agent: Agent, history: list[Message]
-) -> tuple[list[Tool], dict[str, Tool]]:
-    """This iteration's tools: sources read again, then trimmed by the selector."""
-    tools = agent.current_tools()
-    if agent.selector is not None:
-        tools = list(await agent.selector.select(history, tools))
-    return tools, tools_by_name(tools)
-
-
-async def _messages_to_send(
-    agent: Agent, history: list[Message], iteration: int
-) -> tuple[Sequence[Message], Trim | None]:
-    """What this model call sends: the context policy's view, the last-iteration note, checked
-    by the input guardrails."""
-    sent: Sequence[Message] = history
-    trim = agent.context_policy.apply(history) if agent.context_policy is not None else None
-    if trim is not None:
-        sent = trim.messages
-    if iteration == agent.max_iterations and agent.last_iteration_message is not None:
-        sent = [*sent, agent.last_iteration_message]
-    for guardrail in agent.input_guardrails:
-        await _check(guardrail, sent, "input")
-    return sent, trim
+def _failure_stop(error: BaseException) -> StopReason:
+    """The stop reason a run ended by ``error`` reports."""
+    if isinstance(error, RunCancelled):
+        return StopReason.CANCELLED
+    if isinstance(error, ModelStopError) and error.stop_reason in _KEPT_STOPS:
+        return StopReason(error.stop_reason)
+    return StopReason.ERROR
 
 
 async def run_loop(
-    agent: Agent,
+    agent: AgentConfig,
     user_message: UserInput,
     state: RunState,
     cancel: CancellationToken | None,
     steering: Steering | None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """The run, as events. Ends with ``SessionEndEvent`` (or raises, per the agent's policies)."""
-    store = state.context
-    limit = agent.max_tool_result_chars
-    total = ZERO_USAGE
-    stop = StopReason.END_TURN
-    error: BaseException | None = None
-    iteration = 0
+    run = Run(agent, state, cancel, steering)
+    error: Exception | None = None
     try:
-        history = await store.get_history()
-        if limit is not None:
-            history = [_model_view(m, limit) for m in history]
-        if user_message is not None:
-            first = _user_message(user_message)
-            await store.append(first)
-            history.append(first)
-        while True:
-            if iteration >= agent.max_iterations:
-                raise MaxIterationsError(
-                    f"the agent reached max_iterations={agent.max_iterations} while the model "
-                    "was still calling tools"
-                )
-            if cancel is not None and cancel.cancelled:
-                raise RunCancelled("the run was cancelled")
-            iteration += 1
-            state.iterations = iteration
-            if steering is not None and steering.has_pending:
-                injected = steering.drain()
-                for m in injected:
-                    await store.append(m)
-                    history.append(m)
-                yield SteeringInjected(tuple(injected))
-            yield IterationStart(iteration)
-
-            tools, table = await _offered_tools(agent, history)
-            sent, trim = await _messages_to_send(agent, history, iteration)
-            if trim is not None:
-                yield ContextTrimmed(trim.removed, len(sent))
-            if cancel is not None and cancel.cancelled:
-                raise RunCancelled("the run was cancelled")
-
-            turn = TurnBuilder()
-            model_events = stream_turn(
-                agent.transport,
-                sent,
-                [t.spec for t in tools],
-                agent.system,
-                agent.retry,
-                cancel,
-                turn,
-            )
+        await run.open(user_message)
+        while not run.finished:
+            steps = run.step()
             try:
-                try:
-                    async for event in model_events:
-                        yield event
-                finally:  # as contextlib.aclosing, without its object held for the whole turn
-                    await model_events.aclose()
-            except BaseException:
-                # A failed or cancelled turn keeps what the model already said (text only).
-                partial = turn.text()
-                if partial:
-                    said = Message("assistant", partial)
-                    await store.append(said)
-                    history.append(said)
-                raise
-            end = turn.end
-            assert end is not None
-            total = total + end.usage
-            state.usage = total
-            message, calls = turn.build()
-            if message is not None:
-                for out_guardrail in agent.output_guardrails:
-                    await _check(out_guardrail, message, "output")
-                await store.append(message)
-                history.append(message)
-            state.final_text = text = turn.text()
-            reason = end.stop_reason
-            try:
-                yield IterationEnd(iteration, reason, end.usage, end.raw_stop_reason, end.model)
-            except BaseException:
-                if calls:  # closed before dispatch began: the stored calls still need results
-                    await _append_results(
-                        store, history, [interrupted_result(b) for b in calls], limit
-                    )
-                raise
-
-            if calls and reason in _DISPATCHABLE:
-                unknown: list[str] = []
-                dispatcher = ToolDispatcher(
-                    table,
-                    agent.guards,
-                    iteration,
-                    agent.format_tool_error,
-                    cancel,
-                    unknown,
-                )
-                async with aclosing(
-                    _dispatch(
-                        dispatcher, calls, agent.execution == "parallel", store, history, limit
-                    )
-                ) as events:
-                    async for event in events:
-                        yield event
-                if unknown and agent.unknown_tool == "raise":
-                    raise ToolNotFoundError(
-                        f"the model called unknown tool(s): {', '.join(unknown)}"
-                    )
-                continue
-            if calls:
-                why = f"the response ended with {reason.value!r} before the call was complete."
-                skipped = [not_run_result(b, why) for b in calls]
-                await _append_results(store, history, skipped, limit)
-                for block, result in zip(calls, skipped, strict=True):
-                    yield ToolResult(block.id, block.name, True, result.content)
-                if reason is StopReason.MAX_TOKENS:
-                    continue
-            elif reason is StopReason.PAUSE_TURN:
-                continue
-            if reason in _ANSWERS:
-                stop = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
-                break
-            stop = reason
-            raise _stop_error(reason, text)
+                async for event in steps:
+                    yield event
+            finally:
+                await steps.aclose()
     except MaxIterationsError as exc:
         if agent.on_max_iterations == "raise":
-            state.stop_reason, state.error, state.done = StopReason.ERROR, exc, True
+            run.close(exc)
             raise
-        error, stop = exc, StopReason.ERROR
-        state.done = True
-    except RunCancelled as exc:
-        error, stop = exc, StopReason.CANCELLED
-        state.done = True
+        error = exc
     except Exception as exc:
         error = exc
-        if stop not in (StopReason.MAX_TOKENS, StopReason.CONTEXT_WINDOW_EXCEEDED):
-            stop = StopReason.ERROR
-        state.done = True
-    else:
-        state.done = True
-    finally:
-        if not state.done:  # closed or cancelled from outside
-            state.stop_reason, state.done = StopReason.CANCELLED, True
-    state.stop_reason, state.error = stop, error
-    if error is not None:
-        yield Error(error)
-    yield SessionEndEvent(stop, total, error, iteration)
-
-
-def _model_view(message: Message, limit: int) -> Message:
-    results = [b for b in message.content if type(b) is ToolResultBlock]
-    if not results:
-        return message
-    return Message(
-        message.role,
-        tuple(
-            truncate_result(b, limit) if type(b) is ToolResultBlock else b for b in message.content
-        ),
-    )
-
-
-async def _append_results(
-    store: ContextStore, history: list[Message], results: list[ToolResultBlock], limit: int | None
-) -> None:
-    """Store the full results; the history sent to the model gets the truncated copy."""
-    full = Message("user", tuple(results))
-    await store.append(full)
-    history.append(full if limit is None else _model_view(full, limit))
-
-
-async def _dispatch(
-    dispatcher: ToolDispatcher,
-    calls: list[ToolUseBlock],
-    parallel: bool,
-    store: ContextStore,
-    history: list[Message],
-    limit: int | None,
-) -> AsyncGenerator[StreamEvent, None]:
-    """Run the calls, yield their events; whatever happens, every call gets a stored result."""
-    results: list[ToolResultBlock | None] = [None] * len(calls)
-    try:
-        if not parallel or len(calls) == 1:
-            for i, block in enumerate(calls):
-                yield ToolDispatch(block.id, block.name, block.input)
-                result = results[i] = await dispatcher.execute(block)
-                yield ToolResult(block.id, block.name, result.is_error, result.content)
-        else:
-            for block in calls:
-                yield ToolDispatch(block.id, block.name, block.input)
-            async with aclosing(_run_concurrently(dispatcher, calls, results)) as finished:
-                async for i, result in finished:
-                    yield ToolResult(calls[i].id, calls[i].name, result.is_error, result.content)
-    finally:
-        final = [
-            r if r is not None else interrupted_result(b)
-            for r, b in zip(results, calls, strict=True)
-        ]
-        await _append_results(store, history, final, limit)
-
-
-async def _run_concurrently(
-    dispatcher: ToolDispatcher, calls: list[ToolUseBlock], results: list[ToolResultBlock | None]
-) -> AsyncGenerator[tuple[int, ToolResultBlock], None]:
-    """Start every call at once; yield (position, result) as each finishes; fill ``results``."""
-    tasks: dict[asyncio.Future[ToolResultBlock], int] = {
-        asyncio.ensure_future(dispatcher.execute(b)): i for i, b in enumerate(calls)
-    }
-    pending = set(tasks)
-    try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(done, key=tasks.__getitem__):
-                i = tasks[task]
-                result = results[i] = task.result()
-                yield i, result
-    finally:
-        if pending:
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            for task in pending:
-                if not task.cancelled() and task.exception() is None:
-                    results[tasks[task]] = task.result()
+    except BaseException:
+        run.abandon()
+        raise
+    for event in run.close(error):
+        yield event

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from types import TracebackType
-from typing import TypeAlias
 
+from .config import EventCallback
 from .context import ContextStore
-from .events import StreamEvent
+from .events import SessionEndEvent, StreamEvent
 from .loop import RunState
 from .types import StopReason, Usage
 
 __all__ = ["AgentStream", "EventCallback"]
 
 log = logging.getLogger("tether.agent")
-
-EventCallback: TypeAlias = Callable[[StreamEvent], Awaitable[None] | None]
 
 
 async def observed(
@@ -59,6 +57,18 @@ class AgentStream:
         if self._state.error is not None:
             raise self._state.error
         return self._state.final_text
+
+    async def get_session_end(self) -> SessionEndEvent:
+        """Consume the rest of the run; return its ``SessionEndEvent`` (the error, if any, is on
+        it rather than raised)."""
+        async for _ in self._events:
+            pass
+        end = self._state.end
+        if end is None:  # closed or cancelled before the run could end by itself
+            state = self._state
+            stop = state.stop_reason or StopReason.CANCELLED
+            end = SessionEndEvent(stop, state.usage, state.error, state.iterations)
+        return end
 
     async def aclose(self) -> None:
         """Stop the run; the context is left valid (interrupted calls get error results)."""

@@ -4,9 +4,10 @@ into the assistant message and the tool calls it asks for."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
+from .clock import Clock
 from .errors import RunCancelled, StreamContractError
 from .events import (
     IterationEnd,
@@ -17,7 +18,10 @@ from .events import (
     ToolInputDelta,
     ToolUseStart,
 )
+from .interrupt import Interrupt
 from .messages import ContentBlock, Message, ReasoningBlock, TextBlock, ToolUseBlock
+from .middleware import ModelHandler, ModelRequest
+from .results import describe_exception
 from .tools.repair import parse_arguments
 from .transports.base import CompletionTransport
 from .transports.retry import RetryPolicy
@@ -123,6 +127,8 @@ class TurnBuilder:
             thought = ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id, r.provider)
             blocks.append((i, thought))
         calls: list[ToolUseBlock] = []
+        if len(self.calls) > 1 or any(not c.id for c in self.calls.values()):
+            _unique_ids(self.calls.values())
         for i, c in self.calls.items():
             block = _tool_use(c)
             calls.append(block)
@@ -134,6 +140,21 @@ class TurnBuilder:
             if len(calls) > 1:
                 calls = [b for _, b in blocks if type(b) is ToolUseBlock]
         return Message("assistant", tuple(b for _, b in blocks)), calls
+
+
+def _unique_ids(calls: Iterable[_Call]) -> None:
+    """Give every call of one response its own id (providers reject repeats and empty ones):
+    a repeated or empty id gets a numbered suffix, sent back the same way in the results."""
+    seen: set[str] = set()
+    for c in calls:
+        if c.id and c.id not in seen:
+            seen.add(c.id)
+            continue
+        base, n = c.id or "call", 2
+        while f"{base}_{n}" in seen:
+            n += 1
+        c.id = f"{base}_{n}"
+        seen.add(c.id)
 
 
 def _index(item: tuple[int, Any]) -> int:
@@ -155,55 +176,100 @@ async def _close(stream: AsyncIterator[StreamEvent]) -> None:
         await aclose()
 
 
+async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrupt) -> StreamEvent:
+    """The next event, unless the run's cancellation token fires while it is awaited."""
+    if interrupt.requested:  # fired while the consumer had the event
+        raise RunCancelled("the run was cancelled while the model was answering")
+    interrupt.inside = True
+    try:
+        event = await stream.__anext__()
+    except asyncio.CancelledError:
+        if interrupt.settle():
+            raise RunCancelled("the run was cancelled while the model was answering") from None
+        raise
+    interrupt.settle()
+    return event
+
+
 async def stream_turn(
     transport: CompletionTransport,
     messages: Sequence[Message],
     tools: Sequence[ToolSpec],
     system: str,
+    iteration: int,
     retry: RetryPolicy,
+    clock: Clock,
     cancel: CancellationToken | None,
     turn: TurnBuilder,
+    chain: ModelHandler | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Yield the model events of one turn into ``turn``; stops after its ``IterationEnd``."""
-    attempt = 0
-    while True:
-        stream = transport.stream(messages, tools, system)
-        try:
-            event = await stream.__anext__()
-            break
-        except StopAsyncIteration:
-            raise StreamContractError("the transport's stream ended before any event") from None
-        except BaseException as exc:
-            await _close(stream)
-            if not isinstance(exc, Exception):
-                raise
-            attempt += 1
-            if not retry.should_retry(exc, attempt):
-                raise
-            delay = retry.delay(attempt, exc)
-            yield Retrying(attempt, delay, f"{type(exc).__name__}: {exc}")
-            if cancel is None:
-                await asyncio.sleep(delay)
-            elif await cancel.sleep(delay):
-                raise RunCancelled("the run was cancelled while waiting to retry") from exc
+    """Yield the model events of one turn into ``turn``; stops after its ``IterationEnd``.
+
+    Each attempt calls ``transport`` (through the middleware ``chain``, if any); failures before
+    the first event are retried per ``retry``, waiting on ``clock``; ``cancel`` interrupts the
+    stream and the waits.
+    """
+    interrupt = None
+    if cancel is not None:
+        interrupt = cancel.watch()
+        if interrupt is None:
+            raise RunCancelled("the run was cancelled")
     try:
+        attempt = 0
         while True:
-            kind = type(event)
-            if kind is TextDelta:
-                assert isinstance(event, TextDelta)
-                turn.add_text(event)
-            elif kind is IterationEnd:
-                assert isinstance(event, IterationEnd)
-                turn.end = event
-                return
-            else:
-                turn.feed(event)
-            yield event
+            attempt += 1
+            stream = (
+                transport.stream(messages, tools, system)
+                if chain is None
+                else chain(ModelRequest(messages, tools, system, iteration, transport, attempt))
+            )
             try:
-                event = await stream.__anext__()
+                event = await (
+                    stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
+                )
+                break
             except StopAsyncIteration:
-                raise StreamContractError(
-                    "the transport's stream ended without an IterationEnd event"
-                ) from None
+                raise StreamContractError("the transport's stream ended before any event") from None
+            except BaseException as exc:
+                await _close(stream)
+                if not isinstance(exc, Exception) or isinstance(exc, RunCancelled):
+                    raise
+                if not retry.should_retry(exc, attempt):
+                    raise
+                delay = retry.delay(attempt, exc, clock.random)
+                yield Retrying(attempt, delay, describe_exception(exc))
+                if cancel is None:
+                    await clock.sleep(delay)
+                elif await cancel.sleep(delay, clock):
+                    raise RunCancelled("the run was cancelled while waiting to retry") from exc
+        texts = turn.texts
+        try:
+            while True:
+                kind = type(event)
+                if kind is TextDelta:
+                    delta = cast(TextDelta, event)
+                    parts = texts.get(delta.index)
+                    if parts is None:
+                        texts[delta.index] = [delta.delta]
+                    else:
+                        parts.append(delta.delta)
+                elif kind is IterationEnd:
+                    turn.end = cast(IterationEnd, event)
+                    return
+                else:
+                    turn.feed(event)
+                yield event
+                try:
+                    if interrupt is None:
+                        event = await stream.__anext__()
+                    else:
+                        event = await _interruptible(stream, interrupt)
+                except StopAsyncIteration:
+                    raise StreamContractError(
+                        "the transport's stream ended without an IterationEnd event"
+                    ) from None
+        finally:
+            await _close(stream)
     finally:
-        await _close(stream)
+        if interrupt is not None:
+            cancel.unwatch(interrupt)  # type: ignore[union-attr]

@@ -1,66 +1,45 @@
 """Guards: an ordered chain of checks a tool call passes before it runs.
 
 A guard is any callable taking a ``ToolCall`` and returning (or awaiting to) ``Allow``,
-``Deny(reason)``, ``Rewrite(arguments)`` or ``None`` (same as allow). A denial's reason is what
-the model sees; a rewrite replaces the arguments the rest of the chain and the handler get.
-The same decision types serve the agent's input and output guardrails.
+``Deny(reason)``, ``Rewrite(arguments)`` or ``None`` (same as allow); or, as in axio, an object
+whose ``check(tool, **arguments)`` returns the arguments to use and raises to deny. A denial's
+reason is what the model sees; a rewrite replaces the arguments the rest of the chain and the
+handler get. The same decision types serve the agent's input and output guardrails.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-if TYPE_CHECKING:
-    from .tool import Tool
+from .decisions import Allow, Deny, GuardDecision, Rewrite
+from .tool import CheckGuard, Guard, ToolCall
 
-__all__ = ["Allow", "Deny", "Guard", "GuardDecision", "Rewrite", "ToolCall", "run_guards"]
-
-
-@dataclass(frozen=True, slots=True)
-class Allow:
-    """Let the call (or the run) go on unchanged."""
-
-
-@dataclass(frozen=True, slots=True)
-class Deny:
-    """Refuse; ``reason`` is shown to the model (tool guards) or raised (guardrails)."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Rewrite:
-    """Go on with these arguments instead."""
-
-    arguments: Mapping[str, Any]
-
-
-GuardDecision: TypeAlias = Allow | Deny | Rewrite | None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One tool call as a guard sees it."""
-
-    id: str
-    name: str
-    arguments: Mapping[str, Any]
-    tool: Tool
-    iteration: int
-
-
-Guard: TypeAlias = Callable[[ToolCall], GuardDecision | Awaitable[GuardDecision]]
+__all__ = [
+    "Allow",
+    "CheckGuard",
+    "Deny",
+    "Guard",
+    "GuardDecision",
+    "Rewrite",
+    "ToolCall",
+    "run_guards",
+]
 
 
 async def run_guards(guards: Iterable[Guard], call: ToolCall) -> ToolCall | Deny:
     """Run ``guards`` in order; return the (possibly rewritten) call, or the first ``Deny``."""
     for guard in guards:
-        decision = guard(call)
-        if inspect.isawaitable(decision):
-            decision = await decision
+        check = getattr(guard, "check", None)
+        decision: Any
+        if check is not None and callable(check):
+            decision = await _check_style(check, call)
+        else:
+            assert callable(guard)
+            decision = guard(call)
+            if inspect.isawaitable(decision):
+                decision = await decision
         if decision is None or type(decision) is Allow:
             continue
         if type(decision) is Deny:
@@ -70,3 +49,19 @@ async def run_guards(guards: Iterable[Guard], call: ToolCall) -> ToolCall | Deny
             continue
         raise TypeError(f"guard {guard!r} returned {decision!r}; expected Allow, Deny or Rewrite")
     return call
+
+
+async def _check_style(check: Any, call: ToolCall) -> GuardDecision:
+    """An axio-style ``check(tool, **arguments)``: what it returns is the arguments to use; an
+    exception it raises is a denial, its message the reason."""
+    try:
+        arguments = check(call.tool, **call.arguments)
+        if inspect.isawaitable(arguments):
+            arguments = await arguments
+    except Exception as exc:
+        return Deny(str(exc) or type(exc).__name__)
+    if arguments is None:
+        return None
+    if not isinstance(arguments, Mapping):
+        raise TypeError(f"guard check() returned {arguments!r}; expected the arguments (a dict)")
+    return None if arguments == call.arguments else Rewrite(arguments)

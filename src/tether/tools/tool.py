@@ -5,25 +5,44 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..types import ToolSpec
+from .decisions import GuardDecision
 
-if TYPE_CHECKING:
-    from .guards import Guard
+__all__ = ["CheckGuard", "Guard", "Tool", "ToolCall", "ToolSpec", "Validator"]
 
-__all__ = ["Tool", "ToolSpec", "Validator"]
-
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 Validator = Callable[[Mapping[str, Any]], Mapping[str, Any]]
 """Checks (and coerces) arguments; returns the keyword arguments or raises ``ToolArgumentError``."""
 
 
-def _empty_schema() -> dict[str, Any]:
-    return {"type": "object", "properties": {}}
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call as a guard sees it."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    tool: Tool
+    iteration: int
+
+
+@runtime_checkable
+class CheckGuard(Protocol):
+    """An axio-style guard: ``check(tool, **arguments)`` returns the arguments to use (possibly
+    changed) and raises to deny."""
+
+    def check(self, tool: Tool, /, **arguments: Any) -> Any:
+        """The arguments to go on with (or an awaitable of them); raise to deny the call."""
+        ...
+
+
+Guard: TypeAlias = Callable[[ToolCall], GuardDecision | Awaitable[GuardDecision]] | CheckGuard
+"""A tether guard (a callable taking a ``ToolCall``) or an axio-style ``CheckGuard``."""
 
 
 def _without_bindings(schema: Mapping[str, Any], bound: Sequence[str]) -> dict[str, Any]:
@@ -38,16 +57,35 @@ def _without_bindings(schema: Mapping[str, Any], bound: Sequence[str]) -> dict[s
     return out
 
 
+def _open_schema(handler: Callable[..., Any]) -> dict[str, Any] | None:
+    """For a handler taking ``**kwargs``: its named parameters, and any others allowed."""
+    try:
+        params = inspect.signature(handler).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if not any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    named = [p for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    return {
+        "type": "object",
+        "properties": {p.name: {} for p in named},
+        "required": [p.name for p in named if p.default is p.empty],
+        "additionalProperties": True,
+    }
+
+
 @dataclass(slots=True, eq=False)
 class Tool:
     """A tool: ``handler`` is called with the model's (validated, guarded) keyword arguments.
 
-    - ``schema``: the JSON Schema the model sees; parameters named in ``bindings`` are removed
-      from it and filled from ``bindings`` over whatever the model sent.
+    - ``schema``: the JSON Schema the model sees; when omitted it is read from the handler's
+      signature (with a validator for it, as ``@tool`` does). Parameters named in ``bindings``
+      are removed from it and filled from ``bindings`` over whatever the model sent.
     - ``guards``: run in order before the handler; each may allow, deny or rewrite the arguments.
     - ``concurrency``: at most this many calls of this tool run at once.
     - ``validator``: checks arguments before the handler runs (``@tool`` builds one with pydantic).
-    - ``timeout``: seconds before a call is abandoned with an error result.
+    - ``timeout``: seconds before a call is abandoned with an error result (a synchronous
+      handler with a timeout runs in a worker thread, so the timeout can be kept).
     - ``thread``: run a synchronous handler in a worker thread instead of on the event loop.
     - ``strict``: ask the provider to hold the model's arguments to the schema exactly.
     """
@@ -55,7 +93,7 @@ class Tool:
     name: str
     handler: Callable[..., Any]
     description: str = ""
-    schema: Mapping[str, Any] = field(default_factory=_empty_schema)
+    schema: Mapping[str, Any] | None = None
     guards: Sequence[Guard] = ()
     concurrency: int | None = None
     bindings: Mapping[str, Any] = field(default_factory=dict)
@@ -69,7 +107,7 @@ class Tool:
     _semaphore_loop: object = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             raise ValueError(
                 f"tool name {self.name!r} must be 1-128 characters of letters, digits, _ . -"
             )
@@ -79,6 +117,9 @@ class Tool:
             raise ValueError(f"tool {self.name!r}: concurrency must be >= 1")
         if self.timeout is not None and self.timeout <= 0:
             raise ValueError(f"tool {self.name!r}: timeout must be > 0")
+        if self.schema is None:
+            self._read_signature()
+        assert self.schema is not None
         if self.schema.get("type", "object") != "object":
             raise ValueError(f"tool {self.name!r}: schema must describe an object")
         if self.bindings:
@@ -88,6 +129,21 @@ class Tool:
         self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(
             getattr(self.handler, "__call__", None)  # noqa: B004 - async callable objects
         )
+
+    def _read_signature(self) -> None:
+        from .signature import from_signature  # noqa: PLC0415 - pydantic, on first use only
+
+        try:
+            summary, self.schema, validator = from_signature(self.handler, self.name)
+        except TypeError as exc:
+            self.schema = _open_schema(self.handler)
+            if self.schema is None:
+                raise TypeError(f"{exc}; pass Tool(..., schema=...) for such a handler") from None
+            return
+        if self.validator is None:
+            self.validator = validator
+        if not self.description:
+            self.description = summary
 
     def bind(self, **values: Any) -> Tool:
         """A copy of this tool with more bound parameters (hidden from the model, filled here)."""
@@ -110,7 +166,7 @@ class Tool:
     async def _call(self, kwargs: Mapping[str, Any]) -> Any:
         if self.is_async:
             return await self.handler(**kwargs)
-        if self.thread:
+        if self.thread or self.timeout is not None:
             return await asyncio.to_thread(self.handler, **kwargs)
         result = self.handler(**kwargs)
         if inspect.isawaitable(result):

@@ -45,10 +45,16 @@ class RetryPolicy:
         """Whether failure number ``attempt`` (1-based) may be retried."""
         return attempt < self.max_attempts and self.retry_on(exc)
 
-    def delay(self, attempt: int, exc: BaseException | None = None) -> float:
-        """Seconds to wait after failure number ``attempt``."""
+    def delay(
+        self,
+        attempt: int,
+        exc: BaseException | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> float:
+        """Seconds to wait after failure number ``attempt``; ``rand`` draws the jitter (a clock's
+        random source, so a replayed run waits the same)."""
         base = min(self.initial_delay * self.multiplier ** (attempt - 1), self.max_delay)
-        wait = base * (1.0 - self.jitter * random.random())
+        wait = base * (1.0 - self.jitter * rand())
         retry_after = getattr(exc, "retry_after", None)
         if isinstance(retry_after, int | float) and retry_after > 0:
             wait = max(wait, min(float(retry_after), self.max_retry_after))

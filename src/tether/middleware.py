@@ -1,0 +1,151 @@
+"""The engine seam: ``Middleware`` wraps every model call and every tool call of a run.
+
+It is the one mechanism for what brackets or replaces a call (tracing spans, a session's
+``on_tool``, durable activities, caching, rate limits). The first middleware in the list is the
+outermost. An agent without middleware calls the transport and the tools directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from .events import StreamEvent
+from .messages import Message, ToolResultBlock, ToolUseBlock
+from .tools.tool import Tool
+from .transports.base import CompletionTransport
+from .types import ToolSpec
+
+__all__ = [
+    "Middleware",
+    "ModelHandler",
+    "ModelRequest",
+    "ToolHandler",
+    "ToolRequest",
+    "model_chain",
+    "tool_chain",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One model call (one attempt; retries call the chain again with ``attempt`` + 1)."""
+
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec]
+    system: str
+    iteration: int
+    transport: CompletionTransport
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRequest:
+    """One tool call: the model's block and the tool it names (None when no such tool exists)."""
+
+    block: ToolUseBlock
+    tool: Tool | None
+    iteration: int
+
+    @property
+    def id(self) -> str:
+        """The call's id."""
+        return self.block.id
+
+    @property
+    def name(self) -> str:
+        """The tool name the model used."""
+        return self.block.name
+
+    @property
+    def input(self) -> Mapping[str, Any]:
+        """The arguments the model sent (after JSON repair)."""
+        return self.block.input
+
+
+H = TypeVar("H")
+
+ModelHandler = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
+"""Makes one model call: the events of one turn, ending with ``IterationEnd``."""
+
+ToolHandler = Callable[[ToolRequest], Awaitable[ToolResultBlock]]
+"""Makes one tool call: its result (failures included, as error results)."""
+
+
+class Middleware:
+    """Wraps calls; override either method (the defaults pass the call on unchanged).
+
+    ``wrap_model_call`` returns the turn's events (write it as an async generator);
+    ``wrap_tool_call`` returns the call's result. Either may call ``call_next`` (once, or again to
+    retry), change the request first, or not call it at all and answer itself.
+    """
+
+    def wrap_model_call(
+        self, request: ModelRequest, call_next: ModelHandler
+    ) -> AsyncIterator[StreamEvent]:
+        """The events of one model call."""
+        return call_next(request)
+
+    async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        """The result of one tool call."""
+        return await call_next(call)
+
+
+def _overrides(middleware: object, name: str) -> bool:
+    own = getattr(type(middleware), name, None)
+    return own is not None and own is not getattr(Middleware, name)
+
+
+def _chain(
+    middleware: Sequence[object], method: str, innermost: H, link: Callable[[Any, H], H]
+) -> H | None:
+    """``innermost`` wrapped by each middleware that overrides ``method``, the first outermost."""
+    wrappers = [m for m in middleware if _overrides(m, method)]
+    if not wrappers:
+        return None
+    handler = innermost
+    for m in reversed(wrappers):
+        handler = link(m, handler)
+    return handler
+
+
+def model_chain(middleware: Sequence[object], innermost: ModelHandler) -> ModelHandler | None:
+    """``innermost`` wrapped by every middleware that wraps model calls; None if none does."""
+    return _chain(middleware, "wrap_model_call", innermost, _model_link)
+
+
+def _model_link(middleware: Any, call_next: ModelHandler) -> ModelHandler:
+    wrap = middleware.wrap_model_call
+
+    def handler(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        events: AsyncIterator[StreamEvent] = wrap(request, call_next)
+        return events
+
+    return handler
+
+
+def tool_chain(middleware: Sequence[object], innermost: ToolHandler) -> ToolHandler | None:
+    """``innermost`` wrapped by every middleware that wraps tool calls; None if none does."""
+    return _chain(middleware, "wrap_tool_call", innermost, _tool_link)
+
+
+def _tool_link(middleware: Any, call_next: ToolHandler) -> ToolHandler:
+    wrap = middleware.wrap_tool_call
+
+    async def handler(call: ToolRequest) -> ToolResultBlock:
+        result: ToolResultBlock = await wrap(call, call_next)
+        return result
+
+    return handler
+
+
+def check_middleware(middleware: Sequence[object]) -> None:
+    """Refuse entries that wrap nothing (a likely mistake, e.g. a class instead of an object)."""
+    for m in middleware:
+        if isinstance(m, type):
+            raise TypeError(f"middleware {m.__name__} is a class; pass an instance: {m.__name__}()")
+        if not (hasattr(m, "wrap_model_call") or hasattr(m, "wrap_tool_call")):
+            raise TypeError(
+                f"middleware {m!r} has neither wrap_model_call nor wrap_tool_call"
+            )
