@@ -34,6 +34,15 @@ def test_readme_quickstart_runs_as_written() -> None:
     assert _run(["-c", code.group(1)]).strip() == "2 + 3 = 5"
 
 
+def test_readme_middleware_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Middleware", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).split()
+    assert out == ["model", "call", "1", "model", "call", "2", "Not", "today."]
+
+
 def test_quickstart_example_runs() -> None:
     out = _run([str(ROOT / "examples" / "quickstart.py")])
     assert "-> convert_km({'km': 42.195})" in out

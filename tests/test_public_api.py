@@ -146,7 +146,7 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for me, path in modules.items():
         targets = {_resolve(name, modules) for name in _tether_imports(path)}
-        graph[me] = {t for t in targets if t is not None and t != me and t != ""}
+        graph[me] = {t for t in targets if t is not None and t not in (me, "")}
     return graph
 
 

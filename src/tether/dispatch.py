@@ -89,6 +89,8 @@ class ToolDispatcher:
             return ToolResultBlock(block.id, text, True)
         if type(result) is not ToolResultBlock:
             return _as_result(block, result, "a middleware")
+        if result.tool_use_id != block.id:  # e.g. a cached result: it answers this call
+            return ToolResultBlock(block.id, result.content, result.is_error)
         return result
 
     async def innermost(self, request: ToolRequest) -> ToolResultBlock:

@@ -30,7 +30,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """One model call (one attempt; retries call the chain again with ``attempt`` + 1)."""
+    """One model call (one attempt; retries call the chain again with ``attempt`` + 1).
+
+    ``messages`` is the run's history as sent, not a copy: read it, never change it, and copy it
+    to keep it past the call (the run goes on appending to it).
+    """
 
     messages: Sequence[Message]
     tools: Sequence[ToolSpec]
@@ -145,7 +149,8 @@ def check_middleware(middleware: Sequence[object]) -> None:
     for m in middleware:
         if isinstance(m, type):
             raise TypeError(f"middleware {m.__name__} is a class; pass an instance: {m.__name__}()")
-        if not (hasattr(m, "wrap_model_call") or hasattr(m, "wrap_tool_call")):
+        kind = type(m)
+        if not (hasattr(kind, "wrap_model_call") or hasattr(kind, "wrap_tool_call")):
             raise TypeError(
-                f"middleware {m!r} has neither wrap_model_call nor wrap_tool_call"
+                f"middleware {m!r}: its class defines neither wrap_model_call nor wrap_tool_call"
             )

@@ -176,6 +176,18 @@ async def _close(stream: AsyncIterator[StreamEvent]) -> None:
         await aclose()
 
 
+async def _finish(stream: AsyncIterator[StreamEvent], interrupt: Interrupt | None) -> None:
+    """Run the stream past its ``IterationEnd`` to its end, so wrappers around it (middleware)
+    finish their work too; anything more is a broken contract."""
+    try:
+        extra = await (
+            stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
+        )
+    except StopAsyncIteration:
+        return
+    raise StreamContractError(f"the transport's stream went on after IterationEnd: {extra!r}")
+
+
 async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrupt) -> StreamEvent:
     """The next event, unless the run's cancellation token fires while it is awaited."""
     if interrupt.requested:  # fired while the consumer had the event
@@ -255,6 +267,7 @@ async def stream_turn(
                         parts.append(delta.delta)
                 elif kind is IterationEnd:
                     turn.end = cast(IterationEnd, event)
+                    await _finish(stream, interrupt)
                     return
                 else:
                     turn.feed(event)
