@@ -1513,3 +1513,20 @@ async def test_tool_result_content_json_for_non_text_values() -> None:
     (result,) = model.requests[1].last_message.tool_results
     assert not result.is_error
     assert json.loads(result.text) == {"n": 1, "items": ["a", "b"]}
+
+
+async def test_calls_cut_off_at_max_tokens_twice_in_a_row_end_the_run() -> None:
+    """One cut-off turn gets another try; a second in a row ends the run instead of looping."""
+    cut = Reply(
+        "partial", tool_calls=[Call("echo", {"text": "a"})], stop_reason=StopReason.MAX_TOKENS
+    )
+    model = ScriptedTransport([cut, cut, Reply("never")])
+    store = MemoryContextStore()
+    events, _ = await run_events(make_agent(model, [make_echo([])]), "go", store)
+    end = session_end(events)
+    assert end.stop_reason is StopReason.MAX_TOKENS
+    assert isinstance(end.error, ModelStopError)
+    assert model.call_count == 2
+    results = of_type(events, ToolResult)
+    assert len(results) == 2 and all(r.is_error for r in results)  # both turns' calls answered
+    assert_history_valid(store.messages)

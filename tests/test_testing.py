@@ -86,6 +86,7 @@ def test_does_not_import_pydantic() -> None:
 
 def test_fakes_satisfy_the_transport_protocol() -> None:
     assert isinstance(StubTransport([]), CompletionTransport)
+    assert isinstance(StubTransport(), CompletionTransport)
     assert isinstance(ScriptedTransport([]), CompletionTransport)
 
 
@@ -95,8 +96,15 @@ def test_fakes_satisfy_the_transport_protocol() -> None:
 
 def test_make_text_response_defaults() -> None:
     events = make_text_response()
-    assert events == [TextDelta(0, "Done"), IterationEnd(0, StopReason.END_TURN, Usage())]
+    assert events == [TextDelta(0, "Done"), IterationEnd(2, StopReason.END_TURN, Usage(10, 5))]
     assert_stream_contract(events)
+
+
+def test_make_text_response_axio_positional_order() -> None:
+    usage = Usage(7, 3)
+    events = make_text_response("hi", 4, usage)
+    assert events == [TextDelta(0, "hi"), IterationEnd(4, StopReason.END_TURN, usage)]
+    assert make_text_response(usage=Usage())[-1] == IterationEnd(2, StopReason.END_TURN, Usage())
 
 
 def test_make_text_response_splits_evenly() -> None:
@@ -117,7 +125,7 @@ def test_make_text_response_caps_chunks_at_length() -> None:
 def test_make_text_response_options() -> None:
     usage = Usage(input_tokens=3, output_tokens=4)
     events = make_text_response("x", usage=usage, stop_reason=StopReason.MAX_TOKENS, index=2)
-    assert events == [TextDelta(2, "x"), IterationEnd(0, StopReason.MAX_TOKENS, usage)]
+    assert events == [TextDelta(2, "x"), IterationEnd(2, StopReason.MAX_TOKENS, usage)]
     with pytest.raises(ValueError, match="chunks"):
         make_text_response("x", chunks=0)
 
@@ -126,10 +134,25 @@ def test_make_tool_use_response_defaults() -> None:
     events = make_tool_use_response()
     assert events == [
         ToolUseStart(0, "call_1", "echo"),
-        ToolInputDelta(0, "call_1", "{}"),
-        IterationEnd(0, StopReason.TOOL_USE, Usage()),
+        ToolInputDelta(0, "call_1", '{"msg": "hi"}'),
+        IterationEnd(1, StopReason.TOOL_USE, Usage(10, 5)),
     ]
     assert_stream_contract(events)
+
+
+def test_make_tool_use_response_axio_positional_order() -> None:
+    usage = Usage(1, 2)
+    events = make_tool_use_response("search", "t2", {"q": "x"}, 3, usage)
+    assert events == [
+        ToolUseStart(0, "t2", "search"),
+        ToolInputDelta(0, "t2", '{"q": "x"}'),
+        IterationEnd(3, StopReason.TOOL_USE, usage),
+    ]
+
+
+def test_make_tool_use_response_explicit_empty_input_stays_empty() -> None:
+    events = make_tool_use_response(tool_input={})
+    assert events[1] == ToolInputDelta(0, "call_1", "{}")
 
 
 def test_make_tool_use_response_with_text_and_input() -> None:
@@ -142,7 +165,7 @@ def test_make_tool_use_response_with_text_and_input() -> None:
     assert isinstance(events[2], ToolInputDelta)
     assert events[2].index == 1
     assert json.loads(events[2].partial_json) == {"q": "cats", "n": 2}
-    assert events[3] == IterationEnd(0, StopReason.TOOL_USE, usage)
+    assert events[3] == IterationEnd(1, StopReason.TOOL_USE, usage)
     assert_stream_contract(events)
 
 
@@ -334,13 +357,30 @@ async def test_stub_exception_inside_list_raises_mid_stream() -> None:
     assert seen == [TextDelta(0, "par"), TextDelta(0, "tial")]
 
 
-async def test_stub_exhaustion() -> None:
-    stub = StubTransport([make_text_response()])
-    await play(stub)
-    with pytest.raises(ScriptExhausted, match=r"call #2 but only 1 response\(s\)") as info:
-        await collect(stub.stream([Message("user", "one more?")], [], ""))
+async def test_stub_repeats_its_last_response_once_past_the_list() -> None:
+    stub = StubTransport([make_text_response("one"), make_text_response("last")])
+    texts = [text_of(await play(stub)) for _ in range(4)]
+    assert texts == ["one", "last", "last", "last"]
+    assert stub.call_count == 4
+
+
+async def test_stub_repeats_a_last_exception_entry() -> None:
+    err = TransportError("down")
+    stub = StubTransport([err])
+    for _ in range(2):
+        with pytest.raises(TransportError) as info:
+            await collect(stub.stream(HELLO, [], ""))
+        assert info.value is err
+
+
+async def test_stub_with_no_responses_fails_clearly_when_streamed() -> None:
+    stub = StubTransport()
+    stream = stub.stream([Message("user", "anyone?")], [], "")
+    with pytest.raises(ScriptExhausted, match="StubTransport has no responses") as info:
+        await collect(stream)
     assert isinstance(info.value, AssertionError)
-    assert "user: 'one more?'" in str(info.value)
+    assert "user: 'anyone?'" in str(info.value)
+    assert stub.call_count == 1
 
 
 async def test_stub_stream_can_be_closed_early() -> None:
@@ -355,6 +395,11 @@ async def test_stub_stream_can_be_closed_early() -> None:
 def test_stub_rejects_flat_event_list() -> None:
     with pytest.raises(TypeError, match=r"bare TextDelta.*StubTransport\(\[events\]\)"):
         StubTransport(make_text_response())  # type: ignore[arg-type]
+
+
+def test_stub_rejects_a_bare_exception_class_among_valid_entries() -> None:
+    with pytest.raises(TypeError, match=r"entry 1 is the exception class ValueError"):
+        StubTransport([make_text_response(), ValueError])  # type: ignore[list-item]
 
 
 def test_stub_rejects_exception_class_and_strings() -> None:

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, TypeAlias
 from .config import AgentConfig
 from .context import ContextStore
 from .dispatch import ToolDispatcher, run_calls, tools_by_name
-from .errors import MaxIterationsError, ModelStopError, RunCancelled, ToolNotFoundError
+from .errors import (
+    MaxIterationsError,
+    ModelStopError,
+    RunCancelled,
+    TetherError,
+    ToolNotFoundError,
+)
 from .events import (
     ContextTrimmed,
     Error,
@@ -83,6 +89,7 @@ class Run:
         "agent",
         "answer",
         "cancel",
+        "cut_short",
         "finished",
         "history",
         "listings",
@@ -107,6 +114,7 @@ class Run:
         self.history: list[Message] = []
         self.listings: ListingCache | None = None
         self.finished = False
+        self.cut_short = False
         self.answer = StopReason.END_TURN
         self.model_chain: ModelHandler | None = (
             model_chain(agent.middleware, _call_transport) if agent.middleware else None
@@ -184,8 +192,11 @@ class Run:
                 await self._store_interrupted(calls, [None] * len(calls))
             raise
         if not calls or end.stop_reason not in _DISPATCHABLE:
-            for event in await self._settle(calls, end.stop_reason, self.state.final_text):
+            settled, failure = await self._settle(calls, end.stop_reason, self.state.final_text)
+            for event in settled:
                 yield event
+            if failure is not None:
+                raise failure
             return
         dispatcher = self._dispatcher(table, iteration)
         results: list[ToolResultBlock | None] = [None] * len(calls)
@@ -309,8 +320,9 @@ class Run:
 
     async def _settle(
         self, calls: list[ToolUseBlock], reason: StopReason, text: str
-    ) -> list[StreamEvent]:
-        """After a turn whose calls are not run: answer them, then finish, go on, or fail."""
+    ) -> tuple[list[StreamEvent], TetherError | None]:
+        """After a turn whose calls are not run: answer them, then finish, go on, or fail (the
+        events to yield, and the error that ends the run after them, if any)."""
         events: list[StreamEvent] = []
         if calls:
             why = f"the response ended with {reason.value!r} before the call was complete."
@@ -320,15 +332,16 @@ class Run:
                 ToolResult(b.id, b.name, True, r.content, b.input)
                 for b, r in zip(calls, skipped, strict=True)
             ]
-            if reason is StopReason.MAX_TOKENS:
-                return events  # the model may go on from the results
+            if reason is StopReason.MAX_TOKENS and not self.cut_short:
+                self.cut_short = True  # the model may go on from the results, once
+                return events, None
         elif reason is StopReason.PAUSE_TURN:
-            return events
+            return events, None
         if reason not in _ANSWERS:
-            raise stop_error(reason, text)
+            return events, stop_error(reason, text)
         self.answer = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
         self.finished = True
-        return events
+        return events, None
 
     # -- storing ----------------------------------------------------------------------------------
 

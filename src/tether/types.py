@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 __all__ = ["StopReason", "ToolSpec", "Usage"]
 
 
 class StopReason(StrEnum):
-    """Why a model turn (or a whole run) ended, normalised across providers."""
+    """Why a model turn (or a whole run) ended, normalised across providers.
+
+    Each member is also reachable under axio's lowercase name (``StopReason.end_turn is
+    StopReason.END_TURN``); the aliases share the value and are not listed when iterating.
+    """
 
     END_TURN = "end_turn"
     TOOL_USE = "tool_use"
@@ -22,6 +26,28 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"
     ERROR = "error"
     UNKNOWN = "unknown"
+
+    # axio's spellings. Type checkers see each alias as the member itself, the runtime as an alias.
+    if TYPE_CHECKING:
+        end_turn: ClassVar[Literal[StopReason.END_TURN]]
+        tool_use: ClassVar[Literal[StopReason.TOOL_USE]]
+        max_tokens: ClassVar[Literal[StopReason.MAX_TOKENS]]
+        refusal: ClassVar[Literal[StopReason.REFUSAL]]
+        pause_turn: ClassVar[Literal[StopReason.PAUSE_TURN]]
+        context_window_exceeded: ClassVar[Literal[StopReason.CONTEXT_WINDOW_EXCEEDED]]
+        cancelled: ClassVar[Literal[StopReason.CANCELLED]]
+        error: ClassVar[Literal[StopReason.ERROR]]
+        unknown: ClassVar[Literal[StopReason.UNKNOWN]]
+    else:
+        end_turn = END_TURN
+        tool_use = TOOL_USE
+        max_tokens = MAX_TOKENS
+        refusal = REFUSAL
+        pause_turn = PAUSE_TURN
+        context_window_exceeded = CONTEXT_WINDOW_EXCEEDED
+        cancelled = CANCELLED
+        error = ERROR
+        unknown = UNKNOWN
 
 
 @dataclass(frozen=True, slots=True)

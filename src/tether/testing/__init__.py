@@ -14,8 +14,10 @@ agent sent it::
     assert model.requests[1].last_message.tool_results[0].tool_use_id == "call_1"
 
 ``StubTransport`` plays raw event lists (see ``make_text_response`` and
-``make_tool_use_response``) for lower-level tests, and ``assert_stream_contract`` checks the
-events a transport of your own yields::
+``make_tool_use_response``) for lower-level tests, repeating its last list once they run out.
+axio's helpers are here too: ``make_echo_tool``, ``make_stub_transport`` and
+``make_ephemeral_context``. ``assert_stream_contract`` checks the events a transport of your own
+yields::
 
     assert_stream_contract(await collect(my_transport.stream(messages, tools, system)))
 """
@@ -23,7 +25,14 @@ events a transport of your own yields::
 from .common import Request, ScriptExhausted
 from .contract import assert_stream_contract, collect
 from .scripted import Call, Hold, Reply, ScriptedTransport, Step, StepFn
-from .stub import StubTransport, make_text_response, make_tool_use_response
+from .stub import (
+    StubTransport,
+    make_echo_tool,
+    make_ephemeral_context,
+    make_stub_transport,
+    make_text_response,
+    make_tool_use_response,
+)
 
 __all__ = [
     "Call",
@@ -37,6 +46,9 @@ __all__ = [
     "StubTransport",
     "assert_stream_contract",
     "collect",
+    "make_echo_tool",
+    "make_ephemeral_context",
+    "make_stub_transport",
     "make_text_response",
     "make_tool_use_response",
 ]

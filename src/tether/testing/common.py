@@ -12,7 +12,7 @@ from ..types import ToolSpec
 
 
 class ScriptExhausted(AssertionError):
-    """A fake transport was called more times than its script allows.
+    """A fake transport was called more times than its script allows (or has no script at all).
 
     It is an ``AssertionError`` because it means the agent under test made a model call the test
     did not expect.
