@@ -28,6 +28,7 @@ __all__ = [
     "context_too_long",
     "dropped_stream",
     "echo_authorization",
+    "echo_headers",
     "error_reply",
     "json_reply",
     "overloaded",
@@ -282,6 +283,19 @@ def echo_authorization(status: int = 401) -> Reply:
     async def reply(conn: Conn, request: Recorded) -> bool:
         said = request.headers.get("authorization", "")
         raw = json.dumps({"error": {"message": f"bad credentials: {said}"}}).encode()
+        head = [("Content-Type", "application/json"), ("Content-Length", str(len(raw)))]
+        await conn.send(_head(status, head) + raw)
+        return True
+
+    return reply
+
+
+def echo_headers(status: int = 400) -> Reply:
+    """An error whose message repeats every request header (as a debugging proxy might)."""
+
+    async def reply(conn: Conn, request: Recorded) -> bool:
+        said = "; ".join(f"{k}={v}" for k, v in request.headers.items())
+        raw = json.dumps({"error": {"message": f"rejected headers: {said}"}}).encode()
         head = [("Content-Type", "application/json"), ("Content-Length", str(len(raw)))]
         await conn.send(_head(status, head) + raw)
         return True

@@ -510,7 +510,7 @@ def test_missing_stop_reason_is_unknown_and_message_stop_counts_once() -> None:
 
 def test_malformed_json_and_shapes_interrupt_the_stream() -> None:
     decoder = AnthropicStreamDecoder()
-    with pytest.raises(StreamInterruptedError, match="malformed JSON"):
+    with pytest.raises(StreamInterruptedError, match=r"malformed 'message' event \(not JSON\)"):
         _feed(decoder, '{"type": "content_block_delta", "index": 0, "delta": {')
     with pytest.raises(StreamInterruptedError):
         _feed(decoder, "[1, 2]")

@@ -4,6 +4,7 @@ agent, broken streams, timeouts, pool hygiene, closing, credentials and redirect
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import gzip
 import json
@@ -21,6 +22,7 @@ from misbehaving_server import (
     context_too_long,
     dropped_stream,
     echo_authorization,
+    echo_headers,
     error_reply,
     json_reply,
     overloaded,
@@ -34,7 +36,7 @@ from misbehaving_server import (
     unauthorized,
 )
 
-from tether import Agent
+from tether import Agent, transports
 from tether.context import MemoryContextStore
 from tether.errors import (
     AuthenticationError,
@@ -419,29 +421,34 @@ async def run_agent(transport: HttpTransport, **kwargs: Any) -> tuple[list[Any],
     return events, store
 
 
+@pytest.mark.timeout(10)
 @pytest.mark.parametrize(
-    "first",
+    ("first", "advised"),
     [
-        lambda: rate_limited("2"),
-        lambda: server_error(500),
-        overloaded,
-        lambda: rate_limited(http_date(30)),
-        lambda: rate_limited(None, retry_after_ms="5000"),
+        (lambda: rate_limited("2"), True),
+        (lambda: server_error(500), False),
+        (overloaded, False),
+        (lambda: rate_limited(http_date(30)), True),
+        (lambda: rate_limited(None, retry_after_ms="5000"), True),
     ],
     ids=["429", "500", "503-overloaded", "429-date", "429-ms"],
 )
 async def test_agent_survives_a_failure_before_the_first_event(
-    server: MisbehavingServer, make: Callable[..., EchoTransport], first: Callable[[], Reply]
+    server: MisbehavingServer,
+    make: Callable[..., EchoTransport],
+    first: Callable[[], Reply],
+    advised: bool,
 ) -> None:
     server.script(first(), sse_stream(HELLO))
-    started = time.monotonic()
     events, store = await run_agent(make(server.url))
-    elapsed = time.monotonic() - started
     retries = [e for e in events if isinstance(e, Retrying)]
     assert len(retries) == 1
     assert retries[0].attempt == 1
-    assert retries[0].delay <= FAST_RETRY.max_retry_after + 1e-9  # Retry-After capped
-    assert elapsed < 1.5
+    if advised:  # the server asked for seconds; the policy caps the wait at max_retry_after
+        assert retries[0].delay == pytest.approx(FAST_RETRY.max_retry_after)
+    else:  # no advice: the policy's first backoff, jittered down by at most `jitter`
+        low = FAST_RETRY.initial_delay * (1 - FAST_RETRY.jitter)
+        assert low <= retries[0].delay <= FAST_RETRY.initial_delay
     assert len(server.requests) == 2
     assert server.requests[0].body == server.requests[1].body
     end = events[-1]
@@ -598,16 +605,16 @@ async def test_agent_ends_with_clear_error_on_truncated_json(
 # --- timeouts -----------------------------------------------------------------------------------
 
 
+@pytest.mark.timeout(10)
 async def test_slow_headers_time_out_as_retryable_connection_failure(
     server: MisbehavingServer, make: Callable[..., EchoTransport]
 ) -> None:
-    server.script(slow_headers(2.0, sse_stream(HELLO)))
-    started = time.monotonic()
+    server.script(slow_headers(30.0, sse_stream(HELLO)))
     exc = await failure(make(server.url, timeout=0.2))
-    assert time.monotonic() - started < 1.5
     assert isinstance(exc, ConnectionFailedError)
     assert exc.retryable
-    assert "timed out" in str(exc)
+    assert str(exc).startswith("timed out: ReadTimeout")  # httpx's read timeout, not the deadline
+    assert isinstance(exc.__cause__, httpx.ReadTimeout)
 
 
 async def test_agent_retries_after_slow_headers(
@@ -676,16 +683,46 @@ async def test_breaking_out_of_500_streams_leaks_no_connection(
     assert len(server.requests) == 500
 
 
-async def test_agent_runs_close_their_streams(
+@pytest.mark.timeout(20)
+async def test_agent_runs_end_streams_held_open_after_their_end_event(
     server: MisbehavingServer, make: Callable[..., EchoTransport]
 ) -> None:
-    # The end event arrives but the stream is held open: the turn must close it itself.
+    # The end event arrives but the stream is held open: the transport's stream ends at the end
+    # event all the same (a read timeout of 60 s would fail the test's own timeout).
     server.script(sse_stream(HELLO, hold=True))
-    t = make(server.url, timeout=2.0)
+    t = make(server.url, timeout=60.0)
     agent = Agent(system="", transport=t, retry=FAST_RETRY)
-    for _ in range(120):
+    for _ in range(4):
         assert await agent.run("hi") == "Hello"
-    assert len(server.requests) == 120
+    assert len(server.requests) == 4
+    assert server.connections == 4  # each held connection is given up, not reused
+
+
+@pytest.mark.timeout(20)
+async def test_a_stream_held_open_after_its_end_event_still_ends(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(sse_stream(HELLO, hold=True))
+    assert len(await collect(make(server.url, timeout=60.0))) == 3
+
+
+async def test_a_connection_dropped_after_the_end_event_is_harmless(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(dropped_stream(HELLO))
+    events = await collect(make(server.url))
+    assert [type(e) for e in events] == [TextDelta, TextDelta, IterationEnd]
+
+
+async def test_agent_runs_reuse_one_connection(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(sse_stream(HELLO))
+    agent = Agent(system="", transport=make(server.url), retry=FAST_RETRY)
+    for _ in range(5):
+        assert await agent.run("hi") == "Hello"
+    assert len(server.requests) == 5
+    assert server.connections == 1  # the rest of each body was read after its end event
 
 
 async def test_aclose_closes_the_client(
@@ -1197,3 +1234,305 @@ async def test_chat_pool_hygiene(server: MisbehavingServer, chat: Callable[..., 
         async for _event in t.stream(USER, [], ""):
             break
     assert len(server.requests) == 150
+
+
+# --- a hostile provider: malformed data, echoed credentials, stalls, size -----------------------
+
+
+def chain(exc: BaseException) -> str:
+    """The text of ``exc`` and of every exception behind it, as a traceback would show them."""
+    said: list[str] = []
+    current: BaseException | None = exc
+    while current is not None:
+        said += [str(current), repr(current)]
+        current = current.__cause__ or current.__context__
+    return "\n".join(said)
+
+
+def assert_no_secret(text: str, *secrets: str) -> None:
+    for secret in secrets:
+        assert secret not in text
+        assert secret[:10] not in text, "a credential's head survived a cut"
+
+
+async def test_a_codec_crash_on_an_event_is_a_typed_error(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(sse_stream([{"t": "ok"}, "data: [1, 2]\n\n"]))
+    exc = await failure(make(server.url))
+    assert type(exc) is StreamInterruptedError
+    assert "malformed event" in str(exc) and "[1, 2]" in str(exc)
+
+
+async def test_a_codec_crash_on_a_whole_response_is_a_typed_error(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(json_reply({"answer": "no text field"}))
+    exc = await failure(make(server.url, stream=False))
+    assert type(exc) is StreamInterruptedError
+    assert "no 'text' field" in str(exc) and '"answer": "no text field"' in str(exc)
+
+
+async def test_deeply_nested_json_response_is_a_typed_error(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(error_reply(200, "[" * 100_000 + "]" * 100_000))
+    exc = await failure(make(server.url, stream=False))
+    assert type(exc) is StreamInterruptedError and "malformed JSON" in str(exc)
+
+
+async def test_chat_wrong_field_type_in_a_stream_is_a_typed_error(
+    server: MisbehavingServer, chat: Callable[..., Any]
+) -> None:
+    bad = chat_chunk({}, finish=["stop"])  # type: ignore[arg-type]
+    server.script(sse_stream([chat_chunk({"content": "Hel"}), bad, DONE]))
+    got: list[Any] = []
+    with pytest.raises(StreamInterruptedError) as info:
+        async for event in chat(server.url).stream(USER, [], ""):
+            got.append(event)
+    assert got == [TextDelta(0, "Hel")]
+    assert '"finish_reason": ["stop"]' in str(info.value)
+    assert "finish_reason is a list, not a string" in str(info.value)
+
+
+def _error_events() -> dict[str, tuple[str, list[Any]]]:
+    said = f"Incorrect API key provided: {KEY}. Header was Bearer {KEY}"
+    return {
+        "openai_chat": (
+            "OpenAIChatTransport",
+            [{"error": {"message": said, "type": "invalid_request_error", "code": None}}],
+        ),
+        "openai_responses": (
+            "OpenAIResponsesTransport",
+            [{"type": "error", "code": "invalid_api_key", "message": said, "param": None}],
+        ),
+        "anthropic": (
+            "AnthropicTransport",
+            [
+                "event: error\ndata: "
+                + json.dumps({"type": "error", "error": {"type": "api_error", "message": said}})
+                + "\n\n"
+            ],
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", ["openai_chat", "openai_responses", "anthropic"])
+async def test_a_key_echoed_in_a_stream_error_event_is_blanked(
+    server: MisbehavingServer, name: str
+) -> None:
+    cls_name, events = _error_events()[name]
+    server.script(sse_stream(events))
+    async with getattr(transports, cls_name)("m", base_url=server.url, api_key=KEY) as t:
+        exc = await failure(t)
+    assert "Incorrect API key provided: ***" in str(exc)
+    assert_no_secret(chain(exc), KEY)
+    assert_no_secret(str(exc.args), KEY)
+
+
+async def test_a_key_echoed_in_a_200_error_body_is_blanked(
+    server: MisbehavingServer, chat: Callable[..., Any]
+) -> None:
+    server.script(json_reply({"error": {"message": f"bad key {KEY}", "code": 401}}))
+    exc = await failure(chat(server.url, api_key=KEY, stream=False))
+    assert isinstance(exc, AuthenticationError)
+    assert "bad key ***" in str(exc)
+    assert_no_secret(chain(exc), KEY)
+
+
+async def test_a_key_in_a_malformed_chunk_is_blanked_in_the_quote_and_its_cause(
+    server: MisbehavingServer, chat: Callable[..., Any]
+) -> None:
+    bad = {"choices": [{"index": 0, "delta": {}}], "usage": {"prompt_tokens": KEY}, "k": KEY}
+    server.script(sse_stream([bad]))
+    exc = await failure(chat(server.url, api_key=KEY))
+    assert isinstance(exc, StreamInterruptedError)
+    assert '"prompt_tokens": "***"' in str(exc)
+    assert_no_secret(chain(exc), KEY)
+
+
+@pytest.mark.parametrize("head", [4, 10, 17, len(KEY) - 1])
+async def test_a_key_cut_in_half_by_the_quote_is_blanked(
+    server: MisbehavingServer, chat: Callable[..., Any], head: int
+) -> None:
+    # The quoted fragment is cut at 500 characters; put the key across that cut.
+    prefix = '{"choices": [{"index": 0, "delta": {"content": 5}}], "pad": "'
+    pad = "x" * (500 - len(prefix) - head)
+    server.script(sse_stream([f'data: {prefix}{pad}{KEY}tail"}}\n\n']))
+    exc = await failure(chat(server.url, api_key=KEY))
+    assert isinstance(exc, StreamInterruptedError)
+    assert "…" in str(exc)  # it was cut
+    assert_no_secret(chain(exc), KEY)
+    assert KEY[:head] not in str(exc)
+
+
+async def test_custom_credential_headers_never_reach_error_text(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    secrets = {
+        "X-Goog-Api-Key": "goog-SECRET-0001112223",
+        "X-Auth-Token": "auth-SECRET-4445556667",
+        "X-Session-Id": "sess-SECRET-8889990001",
+        "X-Request-Signature": "sig-SECRET-2223334445",
+    }
+    server.script(echo_headers())
+    exc = await failure(make(server.url, headers=secrets))
+    assert isinstance(exc, BadRequestError)
+    assert "x-goog-api-key=***" in str(exc)
+    assert_no_secret(chain(exc), *secrets.values())
+
+
+async def test_custom_credential_headers_and_set_cookie_never_reach_logs(
+    server: MisbehavingServer,
+    make: Callable[..., EchoTransport],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="tether.http")
+    cookie = "session=cookie-SECRET-1234567890"
+    server.script(sse_stream(HELLO, headers=[("Set-Cookie", cookie)]))
+    headers = {"X-Goog-Api-Key": "goog-SECRET-0001112223", "X-Auth-Token": "auth-SECRET-4445"}
+    await collect(make(server.url, headers=headers))
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "tether.http")
+    assert "'x-goog-api-key': '***'" in logged.lower()
+    assert "'set-cookie': '***'" in logged
+    assert "SECRET" not in logged
+
+
+async def test_url_userinfo_is_sent_but_never_shown(
+    server: MisbehavingServer,
+    make: Callable[..., EchoTransport],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="tether.http")
+    password = "pw-SECRET-0123456789"
+    basic = base64.b64encode(f"alice:{password}".encode()).decode()
+    base = server.url.replace("http://", f"http://alice:{password}@") + "/v1"
+    server.script(sse_stream(HELLO), echo_authorization())
+    t = make(base)
+    assert t.base_url == server.url + "/v1"
+    assert_no_secret(repr(t) + str(t), password)
+    assert len(await collect(t)) == 3
+    assert server.requests[0].headers["authorization"] == f"Basic {basic}"
+    assert server.requests[0].path == "/v1/echo"
+    exc = await failure(t)  # the server echoes the Basic credentials back
+    assert isinstance(exc, AuthenticationError)
+    assert_no_secret(chain(exc), password, basic)
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "tether.http")
+    assert f"POST {server.url}/v1/echo" in logged
+    assert_no_secret(logged, password, basic)
+
+
+async def test_a_huge_provider_error_message_is_cut(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(error_reply(400, {"error": {"message": "m" * 200_000}}))
+    exc = await failure(make(server.url))
+    assert isinstance(exc, BadRequestError)
+    assert len(str(exc)) < 2_000
+    assert "(200000 characters)" in str(exc)
+
+
+async def test_a_huge_error_event_message_is_cut(
+    server: MisbehavingServer, chat: Callable[..., Any]
+) -> None:
+    server.script(sse_stream([{"error": {"message": "m" * 200_000, "type": "server_error"}}]))
+    exc = await failure(chat(server.url))
+    assert isinstance(exc, ServerError)
+    assert len(str(exc)) < 2_000
+
+
+@pytest.mark.timeout(10)
+async def test_an_sse_event_past_max_event_bytes_is_refused(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    big = 'data: {"t": "' + "x" * 5000 + '"}\n\n'
+    server.script(sse_stream([big[i : i + 100] for i in range(0, len(big), 100)]))
+    exc = await failure(make(server.url, max_event_bytes=1000))
+    assert type(exc) is StreamInterruptedError
+    assert "an SSE event exceeded 1000 bytes" in str(exc)
+    server.script(sse_stream([big, {"end": True}]))
+    assert len(await collect(make(server.url, max_event_bytes=10_000))) == 2
+
+
+async def test_a_whole_response_past_max_event_bytes_is_refused(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(json_reply({"text": "y" * 5000}))
+    exc = await failure(make(server.url, stream=False, max_event_bytes=1000))
+    assert type(exc) is StreamInterruptedError
+    assert "exceeded 1000 bytes" in str(exc)
+
+
+def keep_alive_forever(*events: Any) -> Reply:
+    """Some events, then only ``: ping`` comments, which reset httpx's read timeout each time."""
+    return sse_stream([*events, *[": ping\n\n"] * 10_000], delay=0.02)
+
+
+@pytest.mark.timeout(10)
+async def test_keep_alive_comments_cannot_outlast_the_deadline(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(keep_alive_forever())
+    exc = await failure(make(server.url, timeout=5.0, deadline=0.5))
+    assert type(exc) is ConnectionFailedError and exc.retryable
+    assert "ran past its deadline of 0.5 s" in str(exc)
+
+
+@pytest.mark.timeout(10)
+async def test_the_deadline_after_the_first_event_is_an_interruption(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(keep_alive_forever({"t": "Hel"}))
+    got: list[Any] = []
+    with pytest.raises(StreamInterruptedError) as info:
+        async for event in make(server.url, timeout=5.0, deadline=0.5).stream(USER, [], ""):
+            got.append(event)
+    assert got == [TextDelta(0, "Hel")]
+    assert not info.value.retryable
+    assert "deadline" in str(info.value)
+
+
+@pytest.mark.timeout(10)
+async def test_the_deadline_bounds_a_plain_request(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(slow_headers(30.0))
+    exc = await failure(make(server.url, timeout=5.0, deadline=0.3, stream=False))
+    assert type(exc) is ConnectionFailedError and exc.retryable
+    assert "deadline" in str(exc)
+
+
+@pytest.mark.timeout(10)
+async def test_the_deadline_never_cancels_the_caller_between_events(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    # The caller holds each event past the deadline: its own awaits must run undisturbed, and
+    # the call ends at its next read with the deadline error.
+    server.script(sse_stream([{"t": "a"}, {"t": "b"}], delay=0.05, hold=True))
+    stream = make(server.url, deadline=0.2).stream(USER, [], "")
+    assert await anext(stream) == TextDelta(0, "a")
+    await asyncio.sleep(0.5)  # would raise CancelledError if the deadline reached the caller
+    with pytest.raises(StreamInterruptedError, match="deadline"):
+        await anext(stream)
+    await stream.aclose()
+
+
+@pytest.mark.timeout(10)
+async def test_agent_retries_a_call_that_hit_its_deadline_before_any_event(
+    server: MisbehavingServer, make: Callable[..., EchoTransport]
+) -> None:
+    server.script(keep_alive_forever(), sse_stream(HELLO))
+    events, store = await run_agent(make(server.url, timeout=5.0, deadline=0.5))
+    [retry] = [e for e in events if isinstance(e, Retrying)]
+    assert "ConnectionFailedError" in retry.reason
+    assert store.messages[-1].text == "Hello"
+
+
+def test_deadline_and_size_options_are_checked() -> None:
+    assert EchoTransport("m").deadline == 600.0
+    assert EchoTransport("m").max_event_bytes == 16 * 1024 * 1024
+    assert EchoTransport("m", deadline=None).deadline is None
+    with pytest.raises(ValueError, match="deadline"):
+        EchoTransport("m", deadline=0)
+    with pytest.raises(ValueError, match="max_event_bytes"):
+        EchoTransport("m", max_event_bytes=0)

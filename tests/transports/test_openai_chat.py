@@ -744,9 +744,11 @@ def test_blank_data_and_comments_are_ignored() -> None:
 
 
 def test_malformed_json_chunk() -> None:
-    with pytest.raises(StreamInterruptedError, match="malformed stream chunk"):
+    with pytest.raises(StreamInterruptedError, match=r"malformed stream chunk \(not JSON\)"):
         decode(['{"choices": [{"delta": {"content": "x"'])
-    with pytest.raises(StreamInterruptedError, match="unexpected chunk"):
+    with pytest.raises(
+        StreamInterruptedError, match=r"malformed stream chunk \(the chunk is a list"
+    ):
         decode(["[1, 2]"])
 
 
@@ -760,9 +762,9 @@ def test_malformed_json_chunk() -> None:
     ],
 )
 def test_chunks_of_unexpected_shape(chunk: dict[str, Any]) -> None:
-    with pytest.raises(StreamInterruptedError, match="unexpected shape"):
+    with pytest.raises(StreamInterruptedError, match="malformed stream chunk"):
         decode([chunk])
-    with pytest.raises(StreamInterruptedError, match="unexpected shape"):
+    with pytest.raises(StreamInterruptedError, match="malformed response"):
         OpenAIChatCodec().parse({"choices": [{"index": 0, "message": {"tool_calls": [1]}}]})
 
 

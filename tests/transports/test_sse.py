@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tether.errors import StreamInterruptedError
 from tether.transports.sse import SSEDecoder, SSEEvent
 
 
@@ -325,3 +326,69 @@ def test_empty_chunks_are_harmless() -> None:
     assert decoder.feed(b"data: a\r") == []
     assert decoder.feed(b"") == []
     assert decoder.feed(b"\n\n") == [SSEEvent("message", "a")]
+
+
+# --- size: linear time, and a cap -----------------------------------------------------------------
+
+
+@pytest.mark.timeout(30)
+def test_a_multi_megabyte_line_in_small_chunks_completes() -> None:
+    # Joining the pending line on every chunk would copy ~128 GB here: the timeout fails it.
+    payload = b"x" * (8 * 1024 * 1024)
+    body = b"data: " + payload + b"\n\n"
+    decoder = SSEDecoder()
+    events: list[SSEEvent] = []
+    for i in range(0, len(body), 256):
+        events.extend(decoder.feed(body[i : i + 256]))
+    assert len(events) == 1
+    assert events[0].data == payload.decode()
+
+
+def test_default_cap_is_sixteen_mebibytes() -> None:
+    decoder = SSEDecoder()
+    decoder.feed(b"data: " + b"x" * (16 * 1024 * 1024 - 10))
+    with pytest.raises(StreamInterruptedError, match="exceeded 16777216 bytes"):
+        decoder.feed(b"x" * 20)
+
+
+@pytest.mark.parametrize("size", [1, 7, 100, 5000])
+def test_an_unfinished_line_past_the_cap_is_refused(size: int) -> None:
+    body = b"data: " + b"y" * 5000
+    decoder = SSEDecoder(max_event_bytes=1000)
+    with pytest.raises(StreamInterruptedError, match="an SSE event exceeded 1000 bytes"):
+        for i in range(0, len(body), size):
+            decoder.feed(body[i : i + size])
+
+
+def test_a_comment_line_past_the_cap_is_refused() -> None:
+    decoder = SSEDecoder(max_event_bytes=100)
+    decoder.feed(b": " + b"z" * 60)
+    with pytest.raises(StreamInterruptedError, match="exceeded 100 bytes"):
+        decoder.feed(b"z" * 60)
+
+
+def test_an_event_whose_data_lines_add_up_past_the_cap_is_refused() -> None:
+    decoder = SSEDecoder(max_event_bytes=1000)
+    line = b"data: " + b"d" * 99 + b"\n"  # 100 bytes of data each, with the joining LF
+    assert decoder.feed(line * 10) == []
+    with pytest.raises(StreamInterruptedError, match="exceeded 1000 bytes"):
+        decoder.feed(line)
+
+
+def test_data_up_to_the_cap_is_fine_and_the_count_restarts_per_event() -> None:
+    decoder = SSEDecoder(max_event_bytes=1000)
+    event = b"data: " + b"a" * 1000 + b"\n\n"
+    for _ in range(3):
+        assert decoder.feed(event) == [SSEEvent("message", "a" * 1000)]
+    with pytest.raises(StreamInterruptedError):
+        decoder.feed(b"data: " + b"a" * 1001 + b"\n\n")
+
+
+def test_no_cap_when_none() -> None:
+    decoder = SSEDecoder(max_event_bytes=None)
+    assert decoder.feed(b"data: " + b"b" * 100_000 + b"\n\n")[0].data == "b" * 100_000
+
+
+def test_a_retry_too_long_to_be_a_number_is_ignored() -> None:
+    body = b"retry: " + b"9" * 5000 + b"\ndata: a\n\n"
+    assert decode([body]) == [SSEEvent("message", "a")]

@@ -38,7 +38,21 @@ from ..messages import (
     ToolUseBlock,
 )
 from ..types import StopReason, ToolSpec, Usage
-from .http import HttpTransport, WireCodec, error_from_payload
+from .http import (
+    SHAPE_ERRORS,
+    HttpTransport,
+    WireCodec,
+    array,
+    block_index,
+    count,
+    error_from_payload,
+    malformed,
+    mapping,
+    quote,
+    string,
+    string_or_empty,
+    wrong,
+)
 from .options import ModelOptions
 from .sse import SSEEvent
 
@@ -314,8 +328,8 @@ class AnthropicCodec:
             raise _error(body.get("error"))
         try:
             return _parse(body)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise StreamInterruptedError(f"unexpected Messages API response: {exc!r}") from exc
+        except SHAPE_ERRORS as exc:
+            raise malformed("response", quote(body), exc) from exc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -334,35 +348,43 @@ def _error(err: Any) -> TransportError:
 
 def _parse(body: dict[str, Any]) -> list[StreamEvent]:
     events: list[StreamEvent] = []
-    for index, block in enumerate(body["content"]):
+    for index, given in enumerate(array(body["content"], "content")):
+        block = mapping(given, "a content block")
         kind = block["type"]
         if kind == "text":
-            if block["text"]:
-                events.append(TextDelta(index, block["text"]))
+            said = string_or_empty(block["text"], "text")
+            if said:
+                events.append(TextDelta(index, said))
         elif kind == "thinking":
-            events.append(
-                ReasoningDelta(index, block["thinking"], block.get("signature"), provider=_P)
-            )
+            thinking = string_or_empty(block["thinking"], "thinking")
+            signature = string(block.get("signature"), "signature")
+            events.append(ReasoningDelta(index, thinking, signature, provider=_P))
         elif kind == "redacted_thinking":
-            events.append(ReasoningDelta(index, "", block["data"], redacted=True, provider=_P))
+            data = string_or_empty(block["data"], "data")
+            events.append(ReasoningDelta(index, "", data, redacted=True, provider=_P))
         elif kind == "tool_use":
-            args = json.dumps(block["input"], separators=(",", ":"), ensure_ascii=False)
-            events.append(ToolUseStart(index, block["id"], block["name"]))
-            events.append(ToolInputDelta(index, block["id"], args))
-    usage = body.get("usage") or {}
-    raw = body.get("stop_reason")
+            tool_id, name = (
+                string_or_empty(block["id"], "id"),
+                string_or_empty(block["name"], "name"),
+            )
+            arguments = mapping(block["input"], "input")
+            args = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+            events.append(ToolUseStart(index, tool_id, name))
+            events.append(ToolInputDelta(index, tool_id, args))
+    usage = mapping(body.get("usage") or {}, "usage")
+    raw = string(body.get("stop_reason"), "stop_reason")
     events.append(
         IterationEnd(
             0,
             _STOP.get(raw, StopReason.UNKNOWN) if raw is not None else StopReason.UNKNOWN,
             _usage(
-                usage.get("input_tokens") or 0,
-                usage.get("output_tokens") or 0,
-                usage.get("cache_read_input_tokens") or 0,
-                usage.get("cache_creation_input_tokens") or 0,
+                count(usage.get("input_tokens"), "input_tokens"),
+                count(usage.get("output_tokens"), "output_tokens"),
+                count(usage.get("cache_read_input_tokens"), "cache_read_input_tokens"),
+                count(usage.get("cache_creation_input_tokens"), "cache_creation_input_tokens"),
             ),
             raw,
-            body.get("model"),
+            string(body.get("model"), "model"),
         )
     )
     return events
@@ -401,25 +423,29 @@ class AnthropicStreamDecoder:
     def feed(self, event: SSEEvent) -> list[StreamEvent]:
         try:
             data = json.loads(event.data)
-        except ValueError as exc:
-            raise StreamInterruptedError(
-                f"the provider sent malformed JSON in a {event.event!r} event: {exc}"
-            ) from exc
+        except (ValueError, RecursionError) as exc:
+            raise malformed(f"{event.event!r} event (not JSON)", event.data, exc) from exc
         try:
+            if type(data) is not dict:
+                raise wrong("the event", data, "an object")
             kind = data["type"]
             if kind == "content_block_delta":
-                return self._delta(data["index"], data["delta"])
+                index = data["index"]
+                if type(index) is not int or index < 0:
+                    raise wrong("index", index, "a block index")
+                return self._delta(index, data["delta"])
             if kind == "content_block_start":
-                return self._start(data["index"], data["content_block"])
+                return self._start(block_index(data["index"]), data["content_block"])
             if kind == "content_block_stop":
-                return self._stop(data["index"])
+                return self._stop(block_index(data["index"]))
             if kind == "message_start":
-                message = data["message"]
-                self._model = message.get("model")
+                message = mapping(data["message"], "message")
+                self._model = string(message.get("model"), "model")
                 self._read_usage(message.get("usage"))
                 return []
             if kind == "message_delta":
-                raw = (data.get("delta") or {}).get("stop_reason")
+                delta = mapping(data.get("delta") or {}, "delta")
+                raw = string(delta.get("stop_reason"), "stop_reason")
                 if raw is not None:
                     self._raw_stop = raw
                 self._read_usage(data.get("usage"))
@@ -428,10 +454,8 @@ class AnthropicStreamDecoder:
                 return self._end()
             if kind == "error":
                 raise _error(data.get("error"))
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise StreamInterruptedError(
-                f"unexpected {event.event!r} event from the Messages API: {exc!r}"
-            ) from exc
+        except SHAPE_ERRORS as exc:
+            raise malformed(f"{event.event!r} event", event.data, exc) from exc
         return []  # ping, and event kinds added to the API later
 
     def finish(self) -> list[StreamEvent]:
@@ -442,38 +466,49 @@ class AnthropicStreamDecoder:
     def _delta(self, index: int, delta: dict[str, Any]) -> list[StreamEvent]:
         kind = delta["type"]
         if kind == "text_delta":
-            return [TextDelta(index, delta["text"])]
+            said = delta["text"]
+            return [TextDelta(index, said if type(said) is str else string_or_empty(said, "text"))]
         if kind == "input_json_delta":
-            partial = delta["partial_json"]
+            partial = string_or_empty(delta["partial_json"], "partial_json")
             tool = self._tools.get(index)
             if not partial or tool is None:  # None: a server tool's block, not ours to run
                 return []
             tool.given = True
             return [ToolInputDelta(index, tool.id, partial)]
         if kind == "thinking_delta":
-            return [ReasoningDelta(index, delta["thinking"])]
+            return [ReasoningDelta(index, string_or_empty(delta["thinking"], "thinking"))]
         if kind == "signature_delta":
-            return [ReasoningDelta(index, "", delta["signature"], provider=_P)]
+            signature = string(delta["signature"], "signature")
+            return [ReasoningDelta(index, "", signature, provider=_P)]
         return []  # citations_delta and later additions
 
     def _start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
         kind = block["type"]
         if kind == "text":
-            text = block.get("text")
-            return [TextDelta(index, text)] if text else []
+            said = string_or_empty(block.get("text"), "text")
+            return [TextDelta(index, said)] if said else []
         if kind == "tool_use":
-            given = block.get("input")
-            start = json.dumps(given, separators=(",", ":"), ensure_ascii=False) if given else ""
-            self._tools[index] = _ToolBlock(block["id"], start)
-            return [ToolUseStart(index, block["id"], block["name"])]
-        if kind == "thinking":
-            text = block.get("thinking") or ""
-            signature = block.get("signature") or None
-            return (
-                [ReasoningDelta(index, text, signature, provider=_P)] if text or signature else []
+            tool_id, name = (
+                string_or_empty(block["id"], "id"),
+                string_or_empty(block["name"], "name"),
             )
+            given = block.get("input")
+            start = ""
+            if given:
+                start = json.dumps(
+                    mapping(given, "input"), separators=(",", ":"), ensure_ascii=False
+                )
+            self._tools[index] = _ToolBlock(tool_id, start)
+            return [ToolUseStart(index, tool_id, name)]
+        if kind == "thinking":
+            thinking = string_or_empty(block.get("thinking"), "thinking")
+            signature = string(block.get("signature"), "signature") or None
+            if thinking or signature:
+                return [ReasoningDelta(index, thinking, signature, provider=_P)]
+            return []
         if kind == "redacted_thinking":
-            return [ReasoningDelta(index, "", block["data"], redacted=True, provider=_P)]
+            data = string_or_empty(block["data"], "data")
+            return [ReasoningDelta(index, "", data, redacted=True, provider=_P)]
         return []
 
     def _stop(self, index: int) -> list[StreamEvent]:
@@ -483,21 +518,22 @@ class AnthropicStreamDecoder:
         # A call with no input deltas (a tool without parameters) still needs JSON arguments.
         return [ToolInputDelta(index, tool.id, tool.start_input or "{}")]
 
-    def _read_usage(self, usage: dict[str, Any] | None) -> None:
-        if not usage:
+    def _read_usage(self, given: Any) -> None:
+        if not given:
             return
+        usage = mapping(given, "usage")
         value = usage.get("input_tokens")
         if value is not None:
-            self._input = value
+            self._input = count(value, "input_tokens")
         value = usage.get("output_tokens")
         if value is not None:
-            self._output = value
+            self._output = count(value, "output_tokens")
         value = usage.get("cache_read_input_tokens")
         if value is not None:
-            self._cache_read = value
+            self._cache_read = count(value, "cache_read_input_tokens")
         value = usage.get("cache_creation_input_tokens")
         if value is not None:
-            self._cache_write = value
+            self._cache_write = count(value, "cache_creation_input_tokens")
 
     def _end(self) -> list[StreamEvent]:
         if self._done:

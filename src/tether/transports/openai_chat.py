@@ -36,7 +36,20 @@ from ..messages import (
     ToolUseBlock,
 )
 from ..types import StopReason, ToolSpec, Usage
-from .http import HttpTransport, error_from_payload
+from .http import (
+    SHAPE_ERRORS,
+    HttpTransport,
+    array,
+    block_index,
+    count,
+    error_from_payload,
+    malformed,
+    mapping,
+    quote,
+    string,
+    string_or_empty,
+    wrong,
+)
 from .options import ModelOptions, ToolChoice
 from .schema import strict_schema
 from .sse import SSEEvent
@@ -315,10 +328,8 @@ class OpenAIChatCodec:
             raise StreamInterruptedError("the provider's response is not a JSON object")
         try:
             return _parse(body)
-        except (AttributeError, TypeError) as exc:
-            raise StreamInterruptedError(
-                f"the provider's response has an unexpected shape ({exc})"
-            ) from exc
+        except SHAPE_ERRORS as exc:
+            raise malformed("response", quote(body), exc) from exc
 
 
 # --- decoding -------------------------------------------------------------------------------
@@ -331,33 +342,33 @@ def _parse(body: dict[str, Any]) -> list[StreamEvent]:
     choice = _first_choice(body.get("choices"))
     if choice is None:
         raise StreamInterruptedError("the provider's response has no choices")
-    message = choice.get("message") or {}
+    message = mapping(choice.get("message") or {}, "message")
     out: list[StreamEvent] = []
     index = 0
     reasoning = _reasoning_of(message)
     if reasoning:
         out.append(ReasoningDelta(index, reasoning))
         index += 1
-    text = _text_of(message.get("content"))
-    refusal = message.get("refusal")
-    if text or refusal:
-        if text:
-            out.append(TextDelta(index, text))
+    said = _text_of(message.get("content"))
+    refusal = string(message.get("refusal"), "refusal")
+    if said or refusal:
+        if said:
+            out.append(TextDelta(index, said))
         if refusal:
             out.append(TextDelta(index, refusal))
         index += 1
-    calls = message.get("tool_calls") or ()
+    calls = array(message.get("tool_calls") or [], "tool_calls")
     for call in calls:
-        function = call.get("function") or {}
-        call_id = call.get("id") or _new_call_id()
-        out.append(ToolUseStart(index, call_id, function.get("name") or ""))
+        function = mapping(call.get("function") or {}, "function")
+        call_id = string(call.get("id"), "tool call id") or _new_call_id()
+        out.append(ToolUseStart(index, call_id, string_or_empty(function.get("name"), "tool name")))
         arguments = function.get("arguments")
-        if arguments is not None and not isinstance(arguments, str):
-            arguments = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+        if arguments is not None:
+            arguments = _arguments_of(arguments)
         if arguments:
             out.append(ToolInputDelta(index, call_id, arguments))
         index += 1
-    raw = choice.get("finish_reason")
+    raw = string(choice.get("finish_reason"), "finish_reason")
     usage = body.get("usage")
     out.append(
         IterationEnd(
@@ -365,7 +376,7 @@ def _parse(body: dict[str, Any]) -> list[StreamEvent]:
             _stop_reason(raw, bool(refusal), bool(calls)),
             _usage(usage) if usage else Usage(),
             raw,
-            body.get("model"),
+            string(body.get("model"), "model"),
         )
     )
     return out
@@ -377,19 +388,29 @@ def _new_call_id() -> str:
 
 def _first_choice(choices: Any) -> Any:
     """The choice with index 0 (the only one tether asks for), or None."""
-    for choice in choices or ():
-        if choice.get("index", 0) == 0:
+    for choice in array(choices or [], "choices"):
+        index = mapping(choice, "a choice").get("index")
+        if index is None or block_index(index, "choice index") == 0:
             return choice
     return None
 
 
 def _text_of(content: Any) -> str:
     """Message content as text: a string, or the text of a list of parts (some servers)."""
-    if not content or isinstance(content, str):
+    if not content or type(content) is str:
         return content or ""
     return "".join(
-        p.get("text") or "" for p in content if isinstance(p, dict) and p.get("type") == "text"
+        string_or_empty(p.get("text"), "text")
+        for p in array(content, "content")
+        if type(p) is dict and p.get("type") == "text"
     )
+
+
+def _arguments_of(arguments: Any) -> str:
+    """Tool-call arguments as JSON text (some servers send the object itself)."""
+    if type(arguments) is str:
+        return arguments
+    return json.dumps(mapping(arguments, "arguments"), separators=(",", ":"), ensure_ascii=False)
 
 
 def _reasoning_of(fields: Mapping[str, Any]) -> str:
@@ -399,20 +420,24 @@ def _reasoning_of(fields: Mapping[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _usage(usage: Mapping[str, Any]) -> Usage:
+def _usage(usage: Any) -> Usage:
     """``prompt_tokens`` already counts cached ones, as ``Usage.input_tokens`` does."""
-    prompt = usage.get("prompt_tokens_details")
-    cached = (prompt.get("cached_tokens") or 0) if prompt else 0
+    usage = mapping(usage, "usage")
+    cached = _detail(usage, "prompt_tokens_details", "cached_tokens")
     if not cached:  # DeepSeek's own field
-        cached = usage.get("prompt_cache_hit_tokens") or 0
-    completion = usage.get("completion_tokens_details")
+        cached = count(usage.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
     return Usage(
-        usage.get("prompt_tokens") or 0,
-        usage.get("completion_tokens") or 0,
+        count(usage.get("prompt_tokens"), "prompt_tokens"),
+        count(usage.get("completion_tokens"), "completion_tokens"),
         cached,
         0,
-        (completion.get("reasoning_tokens") or 0) if completion else 0,
+        _detail(usage, "completion_tokens_details", "reasoning_tokens"),
     )
+
+
+def _detail(usage: dict[str, Any], group: str, field: str) -> int:
+    details = usage.get(group)
+    return count(mapping(details, group).get(field), field) if details else 0
 
 
 def _stop_reason(raw: str | None, refused: bool, has_calls: bool) -> StopReason:
@@ -484,23 +509,19 @@ class ChatStreamDecoder:
         data = event.data
         try:
             chunk = _loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             stripped = data.strip()
             if stripped == "[DONE]":
                 return self._end()
             if not stripped:
                 return []
-            raise StreamInterruptedError(
-                f"the provider sent a malformed stream chunk (not JSON: {exc}): {data[:200]!r}"
-            ) from exc
-        if type(chunk) is not dict:
-            raise StreamInterruptedError(f"the provider sent an unexpected chunk: {data[:200]!r}")
+            raise malformed("stream chunk (not JSON)", data, exc) from exc
         try:
+            if type(chunk) is not dict:
+                raise wrong("the chunk", chunk, "an object")
             return self._chunk(chunk, event.event)
-        except (AttributeError, TypeError) as exc:
-            raise StreamInterruptedError(
-                f"the provider sent a chunk of unexpected shape ({exc}): {data[:200]!r}"
-            ) from exc
+        except SHAPE_ERRORS as exc:
+            raise malformed("stream chunk", data, exc) from exc
 
     def _chunk(self, chunk: dict[str, Any], event: str) -> list[StreamEvent]:
         error = chunk.get("error")
@@ -511,8 +532,11 @@ class ChatStreamDecoder:
         out: list[StreamEvent] = []
         choices = chunk.get("choices")
         if choices:
+            if type(choices) is not list:
+                raise wrong("choices", choices, "a list")
             choice = choices[0]
-            if choice.get("index", 0) != 0:
+            index = choice.get("index")
+            if index is not None and (index != 0 or type(index) is not int):
                 choice = _first_choice(choices)
             if choice is not None:
                 delta = choice.get("delta")
@@ -520,13 +544,15 @@ class ChatStreamDecoder:
                     self._delta(delta, out)
                 reason = choice.get("finish_reason")
                 if reason:
-                    self._finish = reason
+                    self._finish = string(reason, "finish_reason")
                     self._start_pending(out)
         usage = chunk.get("usage")
         if usage:
             self._usage = _usage(usage)
         model = chunk.get("model")
         if model:
+            if type(model) is not str:
+                raise wrong("model", model, "a string")
             self._model = model
         return out
 
@@ -556,15 +582,17 @@ class ChatStreamDecoder:
             if self._text < 0:
                 self._text = self._next
                 self._next += 1
-            out.append(TextDelta(self._text, refusal))
+            out.append(TextDelta(self._text, string_or_empty(refusal, "refusal")))
         calls = delta.get("tool_calls")
         if calls:
-            for call in calls:
-                self._tool_delta(call, out)
+            for call in array(calls, "tool_calls"):
+                self._tool_delta(mapping(call, "a tool call"), out)
 
     def _tool_delta(self, part: dict[str, Any], out: list[StreamEvent]) -> None:
         key = part.get("index")
-        call_id = part.get("id")
+        if key is not None:
+            key = block_index(key, "tool call index")
+        call_id = string(part.get("id"), "tool call id")
         call = self._calls.get(key) if key is not None else self._last
         if call is None or (call_id and call.id and call_id != call.id):
             self._start_pending(out)  # an earlier call's name is complete once another begins
@@ -577,12 +605,14 @@ class ChatStreamDecoder:
         function = part.get("function")
         if not function:
             return
+        function = mapping(function, "function")
         if call.block < 0:
-            name = function.get("name")
+            name = string_or_empty(function.get("name"), "tool name")
             if name and name != call.name:
                 call.name += name
         arguments = function.get("arguments")
         if arguments:
+            arguments = _arguments_of(arguments)
             if call.block >= 0:
                 out.append(ToolInputDelta(call.block, call.id, arguments))
             elif call.name:

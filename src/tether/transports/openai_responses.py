@@ -35,7 +35,21 @@ from ..messages import (
     ToolUseBlock,
 )
 from ..types import StopReason, ToolSpec, Usage
-from .http import HttpTransport, WireCodec, error_from_payload
+from .http import (
+    SHAPE_ERRORS,
+    HttpTransport,
+    WireCodec,
+    array,
+    block_index,
+    count,
+    error_from_payload,
+    malformed,
+    mapping,
+    quote,
+    string,
+    string_or_empty,
+    wrong,
+)
 from .options import ModelOptions
 from .schema import strict_schema
 from .sse import SSEEvent
@@ -103,19 +117,26 @@ class OpenAIResponsesCodec:
             raise StreamInterruptedError(f"the provider sent a non-object response: {body!r:.200}")
         if body.get("error") or body.get("status") == "failed":
             raise _failure(body.get("error"))
-        out: list[StreamEvent] = []
-        calls = refused = False
-        for index, item in enumerate(body.get("output") or ()):
-            kind = item.get("type") if isinstance(item, Mapping) else None
-            if kind == "message":
-                refused = _message_events(index, item, out) or refused
-            elif kind == "function_call":
-                calls = True
-                out.extend(_call_events(index, item, args=True))
-            elif kind == "reasoning":
-                out.extend(_reasoning_events(index, item))
-        out.append(_end(body, calls, refused))
-        return out
+        try:
+            return _parse(body)
+        except SHAPE_ERRORS as exc:
+            raise malformed("response", quote(body), exc) from exc
+
+
+def _parse(body: Mapping[str, Any]) -> list[StreamEvent]:
+    out: list[StreamEvent] = []
+    calls = refused = False
+    for index, item in enumerate(array(body.get("output") or [], "output")):
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        if kind == "message":
+            refused = _message_events(index, item, out) or refused
+        elif kind == "function_call":
+            calls = True
+            out.extend(_call_events(index, item, args=True))
+        elif kind == "reasoning":
+            out.extend(_reasoning_events(index, item))
+    out.append(_end(body, calls, refused))
+    return out
 
 
 def _encode_message(message: Message, items: list[dict[str, Any]]) -> None:
@@ -270,32 +291,38 @@ def _text_format(given: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _usage(data: Any) -> Usage:
-    if not isinstance(data, Mapping):
+    if not data:
         return Usage()
-    cached = (data.get("input_tokens_details") or {}).get("cached_tokens") or 0
-    reasoning = (data.get("output_tokens_details") or {}).get("reasoning_tokens") or 0
+    usage = mapping(data, "usage")
     return Usage(
-        input_tokens=data.get("input_tokens") or 0,
-        output_tokens=data.get("output_tokens") or 0,
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
+        input_tokens=count(usage.get("input_tokens"), "input_tokens"),
+        output_tokens=count(usage.get("output_tokens"), "output_tokens"),
+        cache_read_tokens=_detail(usage, "input_tokens_details", "cached_tokens"),
+        reasoning_tokens=_detail(usage, "output_tokens_details", "reasoning_tokens"),
     )
+
+
+def _detail(usage: dict[str, Any], group: str, field: str) -> int:
+    details = usage.get(group)
+    return count(mapping(details, group).get(field), field) if details else 0
 
 
 def _end(response: Mapping[str, Any], calls: bool, refused: bool) -> IterationEnd:
     """The ``IterationEnd`` for a finished (completed or incomplete) response object."""
-    status = response.get("status") or "completed"
+    status = string(response.get("status"), "status") or "completed"
     raw = status
     if status == "completed":
         stop = StopReason.TOOL_USE if calls else StopReason.END_TURN
     elif status == "incomplete":
-        raw = (response.get("incomplete_details") or {}).get("reason") or status
+        details = mapping(response.get("incomplete_details") or {}, "incomplete_details")
+        raw = string(details.get("reason"), "incomplete reason") or status
         stop = _INCOMPLETE.get(raw, StopReason.UNKNOWN)
     else:
         stop = StopReason.UNKNOWN
     if refused and stop is not StopReason.MAX_TOKENS:
         stop = StopReason.REFUSAL
-    return IterationEnd(0, stop, _usage(response.get("usage")), raw, response.get("model"))
+    usage = _usage(response.get("usage"))
+    return IterationEnd(0, stop, usage, raw, string(response.get("model"), "model"))
 
 
 def _failure(error: Any) -> TransportError:
@@ -308,59 +335,66 @@ def _failure(error: Any) -> TransportError:
 def _message_events(index: int, item: Mapping[str, Any], out: list[StreamEvent]) -> bool:
     """Append a message item's text; True if it was a refusal."""
     refused = False
-    for part in item.get("content") or ():
+    for given in array(item.get("content") or [], "content"):
+        part = mapping(given, "a content part")
         kind = part.get("type")
         if kind == "output_text":
-            text = part.get("text") or ""
+            said = string_or_empty(part.get("text"), "text")
         elif kind == "refusal":
-            text = part.get("refusal") or ""
+            said = string_or_empty(part.get("refusal"), "refusal")
             refused = True
         else:
             continue
-        if text:
-            out.append(TextDelta(index, text))
+        if said:
+            out.append(TextDelta(index, said))
     return refused
 
 
 def _call_id(index: int, item: Mapping[str, Any]) -> str:
-    return str(item.get("call_id") or item.get("id") or f"call_{index}")
+    return string(item.get("call_id"), "call_id") or string(item.get("id"), "id") or f"call_{index}"
 
 
 def _call_events(index: int, item: Mapping[str, Any], *, args: bool) -> list[StreamEvent]:
     call_id = _call_id(index, item)
-    out: list[StreamEvent] = [ToolUseStart(index, call_id, item.get("name") or "")]
-    if args and item.get("arguments"):
-        out.append(ToolInputDelta(index, call_id, item["arguments"]))
+    out: list[StreamEvent] = [
+        ToolUseStart(index, call_id, string_or_empty(item.get("name"), "name"))
+    ]
+    arguments = string_or_empty(item.get("arguments"), "arguments") if args else ""
+    if arguments:
+        out.append(ToolInputDelta(index, call_id, arguments))
     return out
 
 
+def _parts_text(item: Mapping[str, Any], field: str, kind: str, joiner: str) -> str:
+    """The text of an item's ``field`` parts of type ``kind``, joined."""
+    parts = (mapping(p, f"a {field} part") for p in array(item.get(field) or [], field))
+    return joiner.join(
+        string_or_empty(p.get("text"), "text") for p in parts if p.get("type") == kind
+    )
+
+
 def _reasoning_text(item: Mapping[str, Any]) -> str:
-    summary = _PARAGRAPH.join(
-        p.get("text") or "" for p in item.get("summary") or () if p.get("type") == "summary_text"
-    )
-    content = "".join(
-        p.get("text") or "" for p in item.get("content") or () if p.get("type") == "reasoning_text"
-    )
-    return summary + content
+    summary = _parts_text(item, "summary", "summary_text", _PARAGRAPH)
+    return summary + _parts_text(item, "content", "reasoning_text", "")
 
 
 def _reasoning_events(
-    index: int, item: Mapping[str, Any], *, text: bool = True
+    index: int, item: Mapping[str, Any], *, with_text: bool = True
 ) -> list[StreamEvent]:
     """A finished reasoning item: its text (unless already streamed), then its encrypted payload.
 
     An item with neither still gives one empty delta, so the block (and its id) is kept.
     """
-    rid = item.get("id")
+    rid = string(item.get("id"), "id")
     out: list[StreamEvent] = []
-    if text:
+    if with_text:
         said = _reasoning_text(item)
         if said:
             out.append(ReasoningDelta(index, said, id=rid))
-    encrypted = item.get("encrypted_content")
+    encrypted = string(item.get("encrypted_content"), "encrypted_content")
     if encrypted:
         out.append(ReasoningDelta(index, "", signature=encrypted, id=rid, provider=PROVIDER))
-    if not out and text:
+    if not out and with_text:
         out.append(ReasoningDelta(index, "", id=rid, provider=PROVIDER))
     return out
 
@@ -393,35 +427,42 @@ class ResponsesStreamDecoder:
             return []
         try:
             payload = json.loads(data)
-        except ValueError as exc:
-            raise StreamInterruptedError(f"the provider sent malformed JSON: {exc}") from exc
-        if type(payload) is not dict:
-            raise StreamInterruptedError(f"the provider sent a non-object event: {data[:200]!r}")
-        kind = payload.get("type") or event.event
-        if kind == "response.output_text.delta":
-            index = self._index(payload)
-            self._texts.add(index)
-            return [TextDelta(index, payload.get("delta") or "")]
-        if kind == "response.function_call_arguments.delta":
-            index = self._index(payload)
-            call = self._calls.get(index)
-            if call is None:  # no output_item.added announced it: nothing to attach it to
-                return []
-            call.streamed = True
-            return [ToolInputDelta(index, call.id, payload.get("delta") or "")]
-        if kind in _REASONING_DELTAS:
-            index = self._index(payload)
-            self._reasoning.add(index)
-            return [ReasoningDelta(index, payload.get("delta") or "", id=payload.get("item_id"))]
-        handler = _HANDLERS.get(kind)
-        return handler(self, payload) if handler is not None else []
+        except (ValueError, RecursionError) as exc:
+            raise malformed(f"{event.event!r} event (not JSON)", data, exc) from exc
+        try:
+            if type(payload) is not dict:
+                raise wrong("the event", payload, "an object")
+            kind = string(payload.get("type"), "type") or event.event
+            if kind == "response.output_text.delta":
+                index = self._index(payload)
+                self._texts.add(index)
+                return [TextDelta(index, string_or_empty(payload.get("delta"), "delta"))]
+            if kind == "response.function_call_arguments.delta":
+                index = self._index(payload)
+                delta = string_or_empty(payload.get("delta"), "delta")
+                call = self._calls.get(index)
+                if call is None:  # no output_item.added announced it: nothing to attach it to
+                    return []
+                call.streamed = True
+                return [ToolInputDelta(index, call.id, delta)]
+            if kind in _REASONING_DELTAS:
+                index = self._index(payload)
+                self._reasoning.add(index)
+                delta = string_or_empty(payload.get("delta"), "delta")
+                return [ReasoningDelta(index, delta, id=string(payload.get("item_id"), "item_id"))]
+            handler = _HANDLERS.get(kind)
+            return handler(self, payload) if handler is not None else []
+        except SHAPE_ERRORS as exc:
+            raise malformed(f"{event.event!r} event", data, exc) from exc
 
     def _index(self, payload: dict[str, Any]) -> int:
         """The item's block index: its ``output_index``, else one per distinct item id."""
         index = payload.get("output_index")
-        if type(index) is int:
-            return index
-        item_id = payload.get("item_id") or (payload.get("item") or {}).get("id")
+        if index is not None:
+            return block_index(index, "output_index")
+        item_id = string(payload.get("item_id"), "item_id")
+        if not item_id:
+            item_id = string(mapping(payload.get("item") or {}, "item").get("id"), "item id")
         if not item_id:
             return 0
         found = self._ids.get(item_id)
@@ -437,11 +478,12 @@ class ResponsesStreamDecoder:
     # rarer events, dispatched through _HANDLERS
 
     def _created(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        self._model = (payload.get("response") or {}).get("model") or self._model
+        response = mapping(payload.get("response") or {}, "response")
+        self._model = string(response.get("model"), "model") or self._model
         return []
 
     def _item_added(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        item = payload.get("item") or {}
+        item = mapping(payload.get("item") or {}, "item")
         if item.get("type") != "function_call":
             return []
         index = self._index(payload)
@@ -452,8 +494,9 @@ class ResponsesStreamDecoder:
         index = self._index(payload)
         return self._late_arguments(index, payload.get("arguments"))
 
-    def _late_arguments(self, index: int, arguments: Any) -> list[StreamEvent]:
+    def _late_arguments(self, index: int, given: Any) -> list[StreamEvent]:
         """Arguments sent whole in a ``.done`` event, when no delta carried them."""
+        arguments = string_or_empty(given, "arguments")
         call = self._calls.get(index)
         if call is None or call.streamed or not arguments:
             return []
@@ -462,18 +505,19 @@ class ResponsesStreamDecoder:
 
     def _summary_part(self, payload: dict[str, Any]) -> list[StreamEvent]:
         index = self._index(payload)
-        if payload.get("summary_index", 0) > 0 and index in self._reasoning:
-            return [ReasoningDelta(index, _PARAGRAPH, id=payload.get("item_id"))]
+        part = payload.get("summary_index")
+        if part is not None and block_index(part, "summary_index") > 0 and index in self._reasoning:
+            return [ReasoningDelta(index, _PARAGRAPH, id=string(payload.get("item_id"), "item_id"))]
         return []
 
     def _refusal(self, payload: dict[str, Any]) -> list[StreamEvent]:
         self._refused = True
         index = self._index(payload)
         self._texts.add(index)
-        return [TextDelta(index, payload.get("delta") or "")]
+        return [TextDelta(index, string_or_empty(payload.get("delta"), "delta"))]
 
     def _item_done(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        item = payload.get("item") or {}
+        item = mapping(payload.get("item") or {}, "item")
         index = self._index(payload)
         kind = item.get("type")
         if kind == "function_call":
@@ -485,7 +529,7 @@ class ResponsesStreamDecoder:
         if kind == "reasoning":
             streamed = index in self._reasoning
             self._reasoning.add(index)
-            return _reasoning_events(index, item, text=not streamed)
+            return _reasoning_events(index, item, with_text=not streamed)
         if kind == "message" and index not in self._texts:
             out: list[StreamEvent] = []
             self._refused = _message_events(index, item, out) or self._refused
@@ -494,7 +538,7 @@ class ResponsesStreamDecoder:
 
     def _finished(self, payload: dict[str, Any]) -> list[StreamEvent]:
         self._done = True
-        response = payload.get("response") or {}
+        response = mapping(payload.get("response") or {}, "response")
         end = _end(response, bool(self._calls), self._refused)
         if end.model is None and self._model is not None:
             end = IterationEnd(0, end.stop_reason, end.usage, end.raw_stop_reason, self._model)
@@ -502,7 +546,7 @@ class ResponsesStreamDecoder:
 
     def _failed(self, payload: dict[str, Any]) -> list[StreamEvent]:
         self._done = True
-        raise _failure((payload.get("response") or {}).get("error"))
+        raise _failure(mapping(payload.get("response") or {}, "response").get("error"))
 
     def _error(self, payload: dict[str, Any]) -> list[StreamEvent]:
         self._done = True
