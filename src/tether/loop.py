@@ -165,8 +165,13 @@ class Run:
         if self.steering is not None and self.steering.has_pending:
             yield SteeringInjected(await self._steer())
         yield IterationStart(iteration)
-        tools, table = await self._offered_tools()
-        sent, trim = await self._messages_to_send(iteration)
+        tools = only_tools(self.agent.tools)  # no source to ask: no await
+        if tools is None or self.agent.selector is not None:
+            tools = await self._offered_tools()
+        table = tools_by_name(tools)
+        sent, trim = self._messages_to_send(iteration)
+        for guardrail in self.agent.input_guardrails:
+            await check_guardrail(guardrail, sent, "input")
         if trim is not None:
             yield ContextTrimmed(trim.removed, len(sent))
         if self.cancel is not None and self.cancel.cancelled:
@@ -231,7 +236,7 @@ class Run:
             await self._append(message)
         return tuple(injected)
 
-    async def _offered_tools(self) -> tuple[list[Tool], dict[str, Tool]]:
+    async def _offered_tools(self) -> list[Tool]:
         """This iteration's tools: sources read again, then trimmed by the selector."""
         agent = self.agent
         tools = only_tools(agent.tools)
@@ -241,10 +246,10 @@ class Run:
             tools = await read_tools(agent.tools, self.listings)
         if agent.selector is not None:
             tools = list(await agent.selector.select(self.history, tools))
-        return tools, tools_by_name(tools)
+        return tools
 
-    async def _messages_to_send(self, iteration: int) -> tuple[Sequence[Message], Trim | None]:
-        """The context policy's view, the last-iteration note, checked by the input guardrails."""
+    def _messages_to_send(self, iteration: int) -> tuple[Sequence[Message], Trim | None]:
+        """The context policy's view of the history, with the last-iteration note."""
         agent = self.agent
         sent: Sequence[Message] = self.history
         trim = agent.context_policy.apply(sent) if agent.context_policy is not None else None
@@ -252,8 +257,6 @@ class Run:
             sent = trim.messages
         if iteration == agent.max_iterations and agent.last_iteration_message is not None:
             sent = [*sent, agent.last_iteration_message]
-        for guardrail in agent.input_guardrails:
-            await check_guardrail(guardrail, sent, "input")
         return sent, trim
 
     def _model_call(
@@ -313,7 +316,10 @@ class Run:
         self, dispatcher: ToolDispatcher, results: list[ToolResultBlock | None]
     ) -> None:
         """Store the finished calls' results; an unknown tool may end the run (per the agent)."""
-        await self._store_results([r for r in results if r is not None])
+        full = Message("user", tuple(r for r in results if r is not None))
+        await self.store.append(full)
+        limit = self.agent.max_tool_result_chars
+        self.history.append(full if limit is None else model_view(full, limit))
         if dispatcher.unknown and self.agent.unknown_tool == "raise":
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
