@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING
 
 from .config import AgentConfig
 from .context import ContextStore, MemoryContextStore
-from .dispatch import ToolDispatcher, run_calls, tools_by_name
+from .dispatch import dispatcher_for, run_calls, tools_by_name
 from .events import StreamEvent
 from .loop import RunState, UserInput, run_loop
 from .messages import ToolResultBlock, ToolUseBlock
-from .middleware import tool_chain
 from .results import interrupted_result
 from .stream import AgentStream, observed
 from .tools.selector import read_tools
@@ -94,15 +93,7 @@ class Agent(AgentConfig):
     ) -> list[ToolResultBlock]:
         """Run tool calls as the loop does (guards, middleware, timeouts, ``execution``); results
         in call order, failures as error results."""
-        dispatcher = ToolDispatcher(
-            tools_by_name(await read_tools(self.tools)),
-            self.guards,
-            iteration,
-            self.format_tool_error,
-            default_timeout=self.tool_timeout,
-        )
-        if self.middleware:
-            dispatcher.chain = tool_chain(self.middleware, dispatcher.innermost)
+        dispatcher = dispatcher_for(self, tools_by_name(await read_tools(self.tools)), iteration)
         results: list[ToolResultBlock | None] = [None] * len(blocks)
         async with aclosing(
             run_calls(dispatcher, blocks, self.execution == "parallel", results)

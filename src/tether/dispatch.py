@@ -18,7 +18,7 @@ from .errors import ToolArgumentError
 from .events import StreamEvent, ToolDispatch, ToolResult
 from .interrupt import Overrun, within
 from .messages import ToolResultBlock, ToolUseBlock
-from .middleware import ToolHandler, ToolRequest
+from .middleware import ToolHandler, ToolRequest, tool_chain
 from .results import (
     ErrorFormatter,
     default_error_text,
@@ -35,11 +35,13 @@ from .tools.repair import ParsedArguments, failure_message
 from .tools.tool import Tool
 
 if TYPE_CHECKING:
+    from .config import AgentConfig
     from .control import CancellationToken
 
 __all__ = [
     "ErrorFormatter",
     "ToolDispatcher",
+    "dispatcher_for",
     "interrupted_result",
     "not_run_result",
     "results_message",
@@ -172,6 +174,27 @@ class ToolDispatcher:
             except Exception:  # a broken formatter must not lose the result
                 pass
         return default_error_text(tool.name, arguments, exc)
+
+
+def dispatcher_for(
+    agent: AgentConfig,
+    table: Mapping[str, Tool],
+    iteration: int,
+    cancel: CancellationToken | None = None,
+) -> ToolDispatcher:
+    """The dispatcher of one iteration of ``agent``: guards, error text, timeout, middleware."""
+    dispatcher = ToolDispatcher(
+        table,
+        agent.guards,
+        iteration,
+        agent.format_tool_error,
+        cancel,
+        [],
+        default_timeout=agent.tool_timeout,
+    )
+    if agent.middleware:
+        dispatcher.chain = tool_chain(agent.middleware, dispatcher.innermost)
+    return dispatcher
 
 
 def _as_result(block: ToolUseBlock, value: Any, source: str) -> ToolResultBlock:

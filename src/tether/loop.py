@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from .config import AgentConfig
 from .context import ContextStore
-from .dispatch import ToolDispatcher, run_calls, tools_by_name
+from .dispatch import ToolDispatcher, dispatcher_for, run_calls, tools_by_name
 from .errors import (
     MaxIterationsError,
     ModelStopError,
@@ -34,7 +34,7 @@ from .events import (
     ToolResult,
 )
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from .middleware import ModelHandler, ModelRequest, model_chain, tool_chain
+from .middleware import ModelHandler, ModelRequest, model_chain
 from .results import interrupted_result, not_run_result
 from .steps import (
     check_guardrail,
@@ -203,7 +203,7 @@ class Run:
             if failure is not None:
                 raise failure
             return
-        dispatcher = self._dispatcher(table, iteration)
+        dispatcher = dispatcher_for(self.agent, table, iteration, self.cancel)
         results: list[ToolResultBlock | None] = [None] * len(calls)
         events = run_calls(dispatcher, calls, self.agent.execution == "parallel", results)
         try:
@@ -297,29 +297,11 @@ class Run:
         state.final_text = turn.text()
         return end, calls
 
-    def _dispatcher(self, table: dict[str, Tool], iteration: int) -> ToolDispatcher:
-        agent = self.agent
-        dispatcher = ToolDispatcher(
-            table,
-            agent.guards,
-            iteration,
-            agent.format_tool_error,
-            self.cancel,
-            [],
-            default_timeout=agent.tool_timeout,
-        )
-        if agent.middleware:
-            dispatcher.chain = tool_chain(agent.middleware, dispatcher.innermost)
-        return dispatcher
-
     async def _store_dispatched(
         self, dispatcher: ToolDispatcher, results: list[ToolResultBlock | None]
     ) -> None:
         """Store the finished calls' results; an unknown tool may end the run (per the agent)."""
-        full = Message("user", tuple(r for r in results if r is not None))
-        await self.store.append(full)
-        limit = self.agent.max_tool_result_chars
-        self.history.append(full if limit is None else model_view(full, limit))
+        await self._store_results([r for r in results if r is not None])
         if dispatcher.unknown and self.agent.unknown_tool == "raise":
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
