@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -95,11 +94,7 @@ class Agent(AgentConfig):
         in call order, failures as error results."""
         dispatcher = dispatcher_for(self, tools_by_name(await read_tools(self.tools)), iteration)
         results: list[ToolResultBlock | None] = [None] * len(blocks)
-        async with aclosing(
-            run_calls(dispatcher, blocks, self.execution == "parallel", results)
-        ) as events:
-            async for _ in events:
-                pass
+        await run_calls(dispatcher, blocks, self.execution == "parallel", results)
         return [
             r if r is not None else interrupted_result(b)
             for r, b in zip(results, blocks, strict=True)

@@ -42,10 +42,13 @@ __all__ = [
     "ErrorFormatter",
     "ToolDispatcher",
     "dispatcher_for",
+    "finished",
     "interrupted_result",
     "not_run_result",
     "results_message",
     "run_calls",
+    "run_concurrently",
+    "started",
     "to_content",
     "tools_by_name",
     "truncate_result",
@@ -79,13 +82,15 @@ class ToolDispatcher:
     chain: ToolHandler | None = None
     default_timeout: float | None = None
 
-    async def execute(self, block: ToolUseBlock) -> ToolResultBlock:
+    def execute(self, block: ToolUseBlock) -> Awaitable[ToolResultBlock]:
         """One call, start to finish, through the middleware; never raises but on cancellation."""
-        tool = self.tools.get(block.name)
         if self.chain is None:
-            return await self._run(block, tool)
+            return self._run(block, self.tools.get(block.name))
+        return self._through(self.chain, block)
+
+    async def _through(self, chain: ToolHandler, block: ToolUseBlock) -> ToolResultBlock:
         try:
-            result = await self.chain(ToolRequest(block, tool, self.iteration))
+            result = await chain(ToolRequest(block, self.tools.get(block.name), self.iteration))
         except Exception as exc:
             text = f"Error: a middleware failed on tool '{block.name}': {describe_exception(exc)}"
             return ToolResultBlock(block.id, text, True)
@@ -209,28 +214,45 @@ def _as_result(block: ToolUseBlock, value: Any, source: str) -> ToolResultBlock:
         return ToolResultBlock(block.id, text, True)
 
 
+def started(block: ToolUseBlock) -> ToolDispatch:
+    """The event of a call about to run."""
+    return ToolDispatch(block.id, block.name, block.input)
+
+
+def finished(block: ToolUseBlock, result: ToolResultBlock) -> ToolResult:
+    """The event of a call's result."""
+    return ToolResult(block.id, block.name, result.is_error, result.content, block.input)
+
+
 async def run_calls(
     dispatcher: ToolDispatcher,
     calls: Sequence[ToolUseBlock],
     parallel: bool,
     results: list[ToolResultBlock | None],
-) -> AsyncGenerator[StreamEvent, None]:
-    """Run ``calls`` (one after another, or all at once), yield their dispatch and result events,
-    and fill ``results`` in call order. A call that did not finish leaves its slot None."""
-    if not parallel or len(calls) == 1:
-        for i, block in enumerate(calls):
-            yield ToolDispatch(block.id, block.name, block.input)
-            result = results[i] = await dispatcher.execute(block)
-            yield ToolResult(block.id, block.name, result.is_error, result.content, block.input)
+) -> None:
+    """Run ``calls`` (one after another, or all at once) as the loop does, filling ``results``
+    in call order; a call that did not finish leaves its slot None."""
+    if parallel and len(calls) > 1:
+        async with aclosing(run_concurrently(dispatcher, calls, results)) as events:
+            async for _ in events:
+                pass
         return
+    for i, block in enumerate(calls):
+        results[i] = await dispatcher.execute(block)
+
+
+async def run_concurrently(
+    dispatcher: ToolDispatcher, calls: Sequence[ToolUseBlock], results: list[ToolResultBlock | None]
+) -> AsyncGenerator[StreamEvent, None]:
+    """Start every call at once: their dispatch events, then each result's event as it finishes
+    (``results`` filled in call order). Leaving early cancels the calls still running."""
     for block in calls:
-        yield ToolDispatch(block.id, block.name, block.input)
-    async with aclosing(_concurrently(dispatcher, calls, results)) as finished:
-        async for i in finished:
-            done = results[i]
-            assert done is not None
-            block = calls[i]
-            yield ToolResult(block.id, block.name, done.is_error, done.content, block.input)
+        yield started(block)
+    async with aclosing(_concurrently(dispatcher, calls, results)) as done:
+        async for i in done:
+            result = results[i]
+            assert result is not None
+            yield finished(calls[i], result)
 
 
 class _Escaped:

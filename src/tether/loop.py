@@ -9,13 +9,21 @@ reads the history once per run and then only appends, so an iteration costs the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
 from .config import AgentConfig
 from .context import ContextStore
-from .dispatch import ToolDispatcher, dispatcher_for, run_calls, tools_by_name
+from .dispatch import (
+    ToolDispatcher,
+    dispatcher_for,
+    finished,
+    run_concurrently,
+    started,
+    tools_by_name,
+)
 from .errors import (
     MaxIterationsError,
     ModelStopError,
@@ -31,7 +39,6 @@ from .events import (
     SessionEndEvent,
     SteeringInjected,
     StreamEvent,
-    ToolResult,
 )
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from .middleware import ModelHandler, ModelRequest, model_chain
@@ -135,8 +142,8 @@ class Run:
             history = [model_view(m, limit) for m in history]
         self.history = history
         if user_message is not None:
-            first = user_message if isinstance(user_message, Message) else Message(
-                "user", user_message
+            first = (
+                user_message if isinstance(user_message, Message) else Message("user", user_message)
             )
             await self._append(first)
 
@@ -148,74 +155,89 @@ class Run:
         end = state.end = SessionEndEvent(stop, state.usage, error, state.iterations)
         return [end] if error is None else [Error(error), end]
 
-    def abandon(self) -> None:
-        """The run was closed or cancelled from outside."""
-        state = self.state
-        if not state.done:
-            state.stop_reason, state.done = StopReason.CANCELLED, True
+    def _fail(self, error: BaseException) -> list[StreamEvent] | None:
+        """The last events of a run that ``error`` ended, or None when ``error`` goes on to the
+        caller (a ``BaseException`` such as cancellation, or max_iterations set to raise)."""
+        if not isinstance(error, Exception):
+            if not self.state.done:  # closed or cancelled from outside
+                self.state.stop_reason, self.state.done = StopReason.CANCELLED, True
+            return None
+        if isinstance(error, MaxIterationsError) and self.agent.on_max_iterations == "raise":
+            self.close(error)
+            return None
+        return self.close(error)
 
-    # -- one iteration ----------------------------------------------------------------------------
+    # -- the run ----------------------------------------------------------------------------------
 
-    async def step(self) -> AsyncGenerator[StreamEvent, None]:
-        """One iteration's events: model call, checks, the tool calls and their stored results.
+    async def events(self, user_message: UserInput) -> AsyncGenerator[StreamEvent, None]:
+        """The whole run as events: open, one pass of the body per iteration, close.
 
-        Sets ``finished`` when the model answered; raises what ends the run otherwise.
+        One generator per run, not one per iteration or per part, keeps an iteration as cheap as
+        in a hand-written loop; each line of the body is one step. A door that drives the run an
+        iteration at a time stops reading after an iteration's last event: nothing of the next
+        iteration (not even storing the results) runs until it reads on.
         """
-        iteration = self._next_iteration()
-        if self.steering is not None and self.steering.has_pending:
-            yield SteeringInjected(await self._steer())
-        yield IterationStart(iteration)
-        tools = only_tools(self.agent.tools)  # no source to ask: no await
-        if tools is None or self.agent.selector is not None:
-            tools = await self._offered_tools()
-        table = tools_by_name(tools)
-        sent, trim = self._messages_to_send(iteration)
-        for guardrail in self.agent.input_guardrails:
-            await check_guardrail(guardrail, sent, "input")
-        if trim is not None:
-            yield ContextTrimmed(trim.removed, len(sent))
-        if self.cancel is not None and self.cancel.cancelled:
-            raise RunCancelled("the run was cancelled")
-        turn = TurnBuilder()
-        model_events = self._model_call(sent, [t.spec for t in tools], iteration, turn)
         try:
-            try:
-                async for event in model_events:
-                    yield event
-            finally:  # as contextlib.aclosing, without its object held for the whole turn
-                await model_events.aclose()
-        except BaseException:
-            await self._keep_partial(turn)
-            raise
-        end, calls = await self._store_answer(turn)
-        try:
-            yield IterationEnd(
-                iteration, end.stop_reason, end.usage, end.raw_stop_reason, end.model
-            )
-        except BaseException:
-            if calls:  # closed before dispatch began: the stored calls still need results
-                await self._store_interrupted(calls, [None] * len(calls))
-            raise
-        if not calls or end.stop_reason not in _DISPATCHABLE:
-            settled, failure = await self._settle(calls, end.stop_reason, self.state.final_text)
-            for event in settled:
-                yield event
-            if failure is not None:
-                raise failure
-            return
-        dispatcher = dispatcher_for(self.agent, table, iteration, self.cancel)
-        results: list[ToolResultBlock | None] = [None] * len(calls)
-        events = run_calls(dispatcher, calls, self.agent.execution == "parallel", results)
-        try:
-            try:
-                async for event in events:
-                    yield event
-            finally:
-                await events.aclose()
-        except BaseException:  # whatever happens, every stored call gets a result
-            await self._store_interrupted(calls, results)
-            raise
-        await self._store_dispatched(dispatcher, results)
+            await self.open(user_message)
+            while not self.finished:
+                iteration = self._next_iteration()
+                if self.steering is not None and self.steering.has_pending:
+                    yield SteeringInjected(await self._steer())
+                yield IterationStart(iteration)
+                table, specs, sent, trimmed = await self._prepare(iteration)
+                if trimmed is not None:
+                    yield trimmed
+                if self.cancel is not None and self.cancel.cancelled:
+                    raise RunCancelled("the run was cancelled")
+                turn = TurnBuilder()
+                model_events = self._model_call(sent, specs, iteration, turn)
+                try:
+                    try:
+                        async for event in model_events:
+                            yield event
+                    finally:  # as contextlib.aclosing, without its object held for the turn
+                        await model_events.aclose()
+                except BaseException:
+                    await self._keep_partial(turn)
+                    raise
+                end, calls = await self._store_answer(turn, iteration)
+                try:
+                    yield end
+                except BaseException:
+                    if calls:  # closed before dispatch began: the stored calls need results
+                        await self._store_interrupted(calls, [None] * len(calls))
+                    raise
+                if not calls or end.stop_reason not in _DISPATCHABLE:
+                    settled, failure = await self._settle(calls, end.stop_reason)
+                    for event in settled:
+                        yield event
+                    if failure is not None:
+                        raise failure
+                    continue
+                dispatcher = dispatcher_for(self.agent, table, iteration, self.cancel)
+                results: list[ToolResultBlock | None] = [None] * len(calls)
+                try:
+                    if self.agent.execution == "parallel" and len(calls) > 1:
+                        async with aclosing(run_concurrently(dispatcher, calls, results)) as done:
+                            async for event in done:
+                                yield event
+                    else:
+                        for i, block in enumerate(calls):
+                            yield started(block)
+                            results[i] = result = await dispatcher.execute(block)
+                            yield finished(block, result)
+                except BaseException:  # whatever happens, every stored call gets a result
+                    await self._store_interrupted(calls, results)
+                    raise
+                await self._store_dispatched(dispatcher, results)
+        except BaseException as exc:
+            closing = self._fail(exc)
+            if closing is None:
+                raise
+        else:
+            closing = self.close(None)
+        for event in closing:
+            yield event
 
     def _next_iteration(self) -> int:
         state, agent = self.state, self.agent
@@ -235,6 +257,20 @@ class Run:
         for message in injected:
             await self._append(message)
         return tuple(injected)
+
+    async def _prepare(
+        self, iteration: int
+    ) -> tuple[dict[str, Tool], list[ToolSpec], Sequence[Message], ContextTrimmed | None]:
+        """This iteration's tools (by name, and as sent), the messages to send (checked by the
+        input guardrails) and, if the context policy cut them, the event that says so."""
+        tools = only_tools(self.agent.tools)  # no source to ask: no await
+        if tools is None or self.agent.selector is not None:
+            tools = await self._offered_tools()
+        sent, trim = self._messages_to_send(iteration)
+        for guardrail in self.agent.input_guardrails:
+            await check_guardrail(guardrail, sent, "input")
+        trimmed = None if trim is None else ContextTrimmed(trim.removed, len(sent))
+        return tools_by_name(tools), [t.spec for t in tools], sent, trimmed
 
     async def _offered_tools(self) -> list[Tool]:
         """This iteration's tools: sources read again, then trimmed by the selector."""
@@ -283,8 +319,11 @@ class Run:
         if partial:
             await survive(self._append(Message("assistant", partial)))
 
-    async def _store_answer(self, turn: TurnBuilder) -> tuple[IterationEnd, list[ToolUseBlock]]:
-        """Count the turn's usage, check the answer with the output guardrails, store it."""
+    async def _store_answer(
+        self, turn: TurnBuilder, iteration: int
+    ) -> tuple[IterationEnd, list[ToolUseBlock]]:
+        """Count the turn's usage, check the answer with the output guardrails, store it; the
+        turn's end event (numbered as this iteration) and its tool calls."""
         end, state = turn.end, self.state
         assert end is not None
         state.usage = state.usage + end.usage
@@ -295,7 +334,10 @@ class Run:
             await self.store.append(message)
             self.history.append(message)
         state.final_text = turn.text()
-        return end, calls
+        numbered = IterationEnd(
+            iteration, end.stop_reason, end.usage, end.raw_stop_reason, end.model
+        )
+        return numbered, calls
 
     async def _store_dispatched(
         self, dispatcher: ToolDispatcher, results: list[ToolResultBlock | None]
@@ -307,7 +349,7 @@ class Run:
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
 
     async def _settle(
-        self, calls: list[ToolUseBlock], reason: StopReason, text: str
+        self, calls: list[ToolUseBlock], reason: StopReason
     ) -> tuple[list[StreamEvent], TetherError | None]:
         """After a turn whose calls are not run: answer them, then finish, go on, or fail (the
         events to yield, and the error that ends the run after them, if any)."""
@@ -316,33 +358,33 @@ class Run:
             why = f"the response ended with {reason.value!r} before the call was complete."
             skipped = [not_run_result(b, why) for b in calls]
             await self._store_results(skipped)
-            events = [
-                ToolResult(b.id, b.name, True, r.content, b.input)
-                for b, r in zip(calls, skipped, strict=True)
-            ]
+            events = [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
             if reason is StopReason.MAX_TOKENS and not self.cut_short:
                 self.cut_short = True  # the model may go on from the results, once
                 return events, None
         elif reason is StopReason.PAUSE_TURN:
             return events, None
         if reason not in _ANSWERS:
-            return events, stop_error(reason, text)
+            return events, stop_error(reason, self.state.final_text)
         self.answer = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
         self.finished = True
         return events, None
 
     # -- storing ----------------------------------------------------------------------------------
 
-    async def _append(self, message: Message) -> None:
-        await self.store.append(message)
-        self.history.append(message)
+    # The run's own history takes a message as its store is asked to (a failed append ends
+    # the run, and with it that history); returning the store's awaitable saves a coroutine.
 
-    async def _store_results(self, results: list[ToolResultBlock]) -> None:
+    def _append(self, message: Message) -> Awaitable[None]:
+        self.history.append(message)
+        return self.store.append(message)
+
+    def _store_results(self, results: list[ToolResultBlock]) -> Awaitable[None]:
         """Store the full results; the history sent to the model gets the truncated copy."""
         full = Message("user", tuple(results))
-        await self.store.append(full)
         limit = self.agent.max_tool_result_chars
         self.history.append(full if limit is None else model_view(full, limit))
+        return self.store.append(full)
 
     async def _store_interrupted(
         self, calls: list[ToolUseBlock], results: list[ToolResultBlock | None]
@@ -372,7 +414,7 @@ def _failure_stop(error: BaseException) -> StopReason:
     return StopReason.ERROR
 
 
-async def run_loop(
+def run_loop(
     agent: AgentConfig,
     user_message: UserInput,
     state: RunState,
@@ -380,26 +422,4 @@ async def run_loop(
     steering: Steering | None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """The run, as events. Ends with ``SessionEndEvent`` (or raises, per the agent's policies)."""
-    run = Run(agent, state, cancel, steering)
-    error: Exception | None = None
-    try:
-        await run.open(user_message)
-        while not run.finished:
-            steps = run.step()
-            try:
-                async for event in steps:
-                    yield event
-            finally:
-                await steps.aclose()
-    except MaxIterationsError as exc:
-        if agent.on_max_iterations == "raise":
-            run.close(exc)
-            raise
-        error = exc
-    except Exception as exc:
-        error = exc
-    except BaseException:
-        run.abandon()
-        raise
-    for event in run.close(error):
-        yield event
+    return Run(agent, state, cancel, steering).events(user_message)

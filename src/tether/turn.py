@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from .clock import Clock
 from .errors import RunCancelled, StreamContractError
@@ -127,7 +127,7 @@ class TurnBuilder:
             thought = ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id, r.provider)
             blocks.append((i, thought))
         calls: list[ToolUseBlock] = []
-        if len(self.calls) > 1 or any(not c.id for c in self.calls.values()):
+        if self.calls and (len(self.calls) > 1 or any(not c.id for c in self.calls.values())):
             _unique_ids(self.calls.values())
         for i, c in self.calls.items():
             block = _tool_use(c)
@@ -236,7 +236,7 @@ async def stream_turn(
                 else chain(ModelRequest(messages, tools, system, iteration, transport, attempt))
             )
             try:
-                event = await (
+                event: Any = await (  # Any: the hot path below reads fields after a type check
                     stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
                 )
                 break
@@ -259,14 +259,13 @@ async def stream_turn(
             while True:
                 kind = type(event)
                 if kind is TextDelta:
-                    delta = cast(TextDelta, event)
-                    parts = texts.get(delta.index)
+                    parts = texts.get(event.index)
                     if parts is None:
-                        texts[delta.index] = [delta.delta]
+                        texts[event.index] = [event.delta]
                     else:
-                        parts.append(delta.delta)
+                        parts.append(event.delta)
                 elif kind is IterationEnd:
-                    turn.end = cast(IterationEnd, event)
+                    turn.end = event
                     await _finish(stream, interrupt)
                     return
                 else:
