@@ -28,7 +28,6 @@ from .errors import (
     MaxIterationsError,
     ModelStopError,
     RunCancelled,
-    TetherError,
     ToolNotFoundError,
 )
 from .events import (
@@ -208,11 +207,10 @@ class Run:
                         await self._store_interrupted(calls, [None] * len(calls))
                     raise
                 if not calls or end.stop_reason not in _DISPATCHABLE:
-                    settled, failure = await self._settle(calls, end.stop_reason)
-                    for event in settled:
-                        yield event
-                    if failure is not None:
-                        raise failure
+                    if calls:
+                        for event in await self._skip(calls, end.stop_reason):
+                            yield event
+                    self._settle(bool(calls), end.stop_reason)
                     continue
                 dispatcher = dispatcher_for(self.agent, table, iteration, self.cancel)
                 results: list[ToolResultBlock | None] = [None] * len(calls)
@@ -348,27 +346,25 @@ class Run:
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
 
-    async def _settle(
-        self, calls: list[ToolUseBlock], reason: StopReason
-    ) -> tuple[list[StreamEvent], TetherError | None]:
-        """After a turn whose calls are not run: answer them, then finish, go on, or fail (the
-        events to yield, and the error that ends the run after them, if any)."""
-        events: list[StreamEvent] = []
-        if calls:
-            why = f"the response ended with {reason.value!r} before the call was complete."
-            skipped = [not_run_result(b, why) for b in calls]
-            await self._store_results(skipped)
-            events = [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
-            if reason is StopReason.MAX_TOKENS and not self.cut_short:
-                self.cut_short = True  # the model may go on from the results, once
-                return events, None
-        elif reason is StopReason.PAUSE_TURN:
-            return events, None
+    async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
+        """Answer the calls of a turn that ended before they were complete (their events)."""
+        why = f"the response ended with {reason.value!r} before the call was complete."
+        skipped = [not_run_result(b, why) for b in calls]
+        await self._store_results(skipped)
+        return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
+
+    def _settle(self, skipped: bool, reason: StopReason) -> None:
+        """After a turn whose calls were not run (``skipped``: it had some): finish, go on to
+        another iteration, or raise the error that ends the run."""
+        if skipped and reason is StopReason.MAX_TOKENS and not self.cut_short:
+            self.cut_short = True  # the model may go on from the results, once
+            return
+        if not skipped and reason is StopReason.PAUSE_TURN:
+            return
         if reason not in _ANSWERS:
-            return events, stop_error(reason, self.state.final_text)
+            raise stop_error(reason, self.state.final_text)
         self.answer = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
         self.finished = True
-        return events, None
 
     # -- storing ----------------------------------------------------------------------------------
 
