@@ -1,11 +1,11 @@
 """The agent loop: the one implementation of "call the model, dispatch tools, append, repeat".
 
-``run_loop`` drives a ``Run``: ``open`` it, take ``step``s (one iteration each) until it is
-``finished``, ``close`` it. Every front door configures an agent and runs this; a door that must
-drive single iterations (a durable workflow, a step-wise agent) uses ``Run`` itself. The loop
-reads the history once per run and then only appends, so an iteration costs the same at message
-10 and at message 10,000.
-"""
+A ``Run`` holds one run's history and state; ``Run.events`` is the run itself: ``open``, then one
+pass of its body per iteration (each line a step: prepare, call the model, store the answer,
+dispatch, store the results) until the model answers, then ``close``. Every front door
+configures an agent and runs this; a door that drives single iterations reads ``events`` and
+pauses between them. The loop reads the history once per run and then only appends, so an
+iteration costs the same at message 10 and at message 10,000."""
 
 from __future__ import annotations
 
