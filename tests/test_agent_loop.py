@@ -1530,3 +1530,23 @@ async def test_calls_cut_off_at_max_tokens_twice_in_a_row_end_the_run() -> None:
     results = of_type(events, ToolResult)
     assert len(results) == 2 and all(r.is_error for r in results)  # both turns' calls answered
     assert_history_valid(store.messages)
+
+
+async def test_a_reader_that_stops_between_iterations_holds_the_run_there() -> None:
+    """A door that drives the run an iteration at a time reads its events up to an iteration's
+    last one and stops: nothing of the next iteration runs until it reads on."""
+    model = ScriptedTransport([Reply(tool_calls=[Call("echo", {"text": "a"})]), Reply("done")])
+    store = MemoryContextStore()
+    events = make_agent(model, [make_echo()]).run_stream("go", store)
+    first: list[StreamEvent] = []
+    async for event in events:
+        first.append(event)
+        if isinstance(event, ToolResult):
+            break
+    await asyncio.sleep(0)
+    assert kinds(first)[-2:] == ["ToolDispatch", "ToolResult"]
+    assert model.call_count == 1  # the second model call has not begun
+    rest = [event async for event in events]
+    assert kinds(rest) == ["IterationStart", "TextDelta", "IterationEnd", "SessionEndEvent"]
+    assert model.call_count == 2
+    assert_history_valid(store.messages)
