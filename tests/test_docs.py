@@ -43,6 +43,15 @@ def test_readme_middleware_example_runs_as_written() -> None:
     assert out == ["model", "call", "1", "model", "call", "2", "Not", "today."]
 
 
+def test_readme_session_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Sessions", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).splitlines()
+    assert out == ['-> get_weather({"city": "Paris"})', "22 degrees in Paris. 0"]
+
+
 def test_quickstart_example_runs() -> None:
     out = _run([str(ROOT / "examples" / "quickstart.py")])
     assert "-> convert_km({'km': 42.195})" in out

@@ -89,9 +89,10 @@ LAYERS: dict[str, set[str]] = {
     "data": {"types", "errors", "messages", "events", "codec"},
     "base": {"clock", "interrupt"},
     "parts": {"tools", "transports", "context", "control", "budget"},
+    "sources": {"mcp"},
     "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "loop", "stream",
                "agent"},
-    "doors": {"testing", "providers", "local", "cli"},
+    "doors": {"testing", "providers", "local", "cli", "session"},
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}
 PARTS = LAYERS["parts"]

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         ToolResult,
         ToolUseStart,
     )
+    from .mcp import McpTool
     from .messages import (
         AudioBlock,
         ContentBlock,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     )
     from .middleware import Middleware, ModelRequest, ToolRequest
     from .providers import transport
+    from .session import AgentSession, ConversationStore, OutputValidationError, ToolCallContext
     from .stream import AgentStream
     from .tools.decorator import tool
     from .tools.guards import Allow, CheckGuard, Deny, Guard, Rewrite, ToolCall
@@ -67,6 +69,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Agent",
+    "AgentSession",
     "AgentStream",
     "Allow",
     "AudioBlock",
@@ -79,6 +82,7 @@ __all__ = [
     "ContextPolicy",
     "ContextStore",
     "ContextTrimmed",
+    "ConversationStore",
     "Deny",
     "Error",
     "Guard",
@@ -87,11 +91,13 @@ __all__ = [
     "IterationEnd",
     "IterationStart",
     "MaxIterationsError",
+    "McpTool",
     "MemoryContextStore",
     "Message",
     "Middleware",
     "ModelRequest",
     "ModelStopError",
+    "OutputValidationError",
     "ReasoningBlock",
     "ReasoningDelta",
     "RetryPolicy",
@@ -111,6 +117,7 @@ __all__ = [
     "Tool",
     "ToolArgumentError",
     "ToolCall",
+    "ToolCallContext",
     "ToolDispatch",
     "ToolInputDelta",
     "ToolNotFoundError",
@@ -132,6 +139,7 @@ __all__ = [
 
 _LAZY = {
     "Agent": "agent",
+    "AgentSession": "session",
     "AgentStream": "stream",
     "Allow": "tools.guards",
     "AudioBlock": "messages",
@@ -144,6 +152,7 @@ _LAZY = {
     "ContextPolicy": "budget",
     "ContextStore": "context",
     "ContextTrimmed": "events",
+    "ConversationStore": "session",
     "Deny": "tools.guards",
     "Error": "events",
     "Guard": "tools.guards",
@@ -152,11 +161,13 @@ _LAZY = {
     "IterationEnd": "events",
     "IterationStart": "events",
     "MaxIterationsError": "errors",
+    "McpTool": "mcp",
     "MemoryContextStore": "context",
     "Message": "messages",
     "Middleware": "middleware",
     "ModelRequest": "middleware",
     "ModelStopError": "errors",
+    "OutputValidationError": "session",
     "ReasoningBlock": "messages",
     "ReasoningDelta": "events",
     "RetryPolicy": "transports.retry",
@@ -176,6 +187,7 @@ _LAZY = {
     "Tool": "tools.tool",
     "ToolArgumentError": "errors",
     "ToolCall": "tools.guards",
+    "ToolCallContext": "session",
     "ToolDispatch": "events",
     "ToolInputDelta": "events",
     "ToolNotFoundError": "errors",

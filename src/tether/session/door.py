@@ -1,0 +1,318 @@
+"""``AgentSession``: padwan-ai's stateful door (seed 003). It configures the one engine (tools,
+hooks as middleware, result truncation, round limit) and keeps the conversation between sends;
+it never loops on its own."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from typing import Any, Literal, TypeVar, overload
+
+from ..agent import Agent
+from ..context import ContextStore, MemoryContextStore, new_session_id
+from ..errors import MaxIterationsError, TetherError
+from ..events import Error, IterationEnd, SessionEndEvent, StreamEvent, TextDelta
+from ..mcp.tool import McpTool
+from ..messages import Message
+from ..tools.tool import Tool
+from ..transports.base import CompletionTransport
+from ..types import ZERO_USAGE, Usage
+from .hooks import ApproveTool, OnTool, ToolHooks
+from .output import OutputSpec
+from .snapshot import ConversationStore, read_snapshot, snapshot_of
+from .tools import SessionTools
+
+__all__ = ["AgentSession", "OutputValidationError", "ToolErrorFormatter"]
+
+T = TypeVar("T")
+
+ToolErrorFormatter = Callable[[Tool, Mapping[str, Any], BaseException], str]
+_UNBOUNDED = sys.maxsize
+
+
+class OutputValidationError(TetherError):
+    """The model's answer did not validate against ``output=`` even after the repair attempts."""
+
+    def __init__(self, message: str, *, text: str, errors: list[Any]) -> None:
+        super().__init__(message)
+        self.text = text
+        self.errors = errors
+
+
+class AgentSession:
+    """A conversation with a model and its tools, kept between ``send``/``stream`` calls.
+
+    ``client`` is a transport or a model string (``"openai:gpt-4.1"``, ``"local"``, ...);
+    ``mcp_tools`` takes ``McpTool`` definitions and MCP server transports. Use ``async with``:
+    entering connects the servers, leaving closes them in reverse order.
+    """
+
+    def __init__(
+        self,
+        client: CompletionTransport | str,
+        system: str | None = None,
+        mcp_tools: Sequence[Any] = (),
+        max_tool_rounds: int | None = 5,
+        max_tool_result_chars: int | None = 8_000,
+        execution: Literal["sequential", "parallel"] = "sequential",
+        on_tool: OnTool | None = None,
+        on_tool_error: ToolErrorFormatter | None = None,
+        approve_tool: ApproveTool | None = None,
+        on_mcp_connect: Callable[[Any], Any] | None = None,
+        session_id: str | None = None,
+        store: Any = None,
+        *,
+        output_retries: int = 2,
+    ) -> None:
+        if max_tool_rounds is not None and max_tool_rounds < 1:
+            raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
+        if execution not in ("sequential", "parallel"):
+            raise ValueError(f"execution must be 'sequential' or 'parallel', got {execution!r}")
+        self.client = _transport(client)
+        self.system = system
+        self.max_tool_rounds = max_tool_rounds
+        self.output_retries = output_retries
+        self.on_mcp_connect = on_mcp_connect
+        self.session_id = session_id if session_id is not None else new_session_id()
+        self.store = store
+        self.last_usage: Usage = ZERO_USAGE
+        self.total_usage: Usage = ZERO_USAGE
+        self._tools = SessionTools(_local_tools(mcp_tools), _servers(mcp_tools))
+        self._context: ContextStore = MemoryContextStore(session_id=self.session_id)
+        self._messages: list[Message] = []
+        self._pending: Awaitable[Any] | None = None  # a snapshot an async store still has to give
+        self._exits: AsyncExitStack | None = None
+        self._opened = not _opens(store)  # a tether store is opened on entering (or first use)
+        self._limited = False  # the last run stopped at the round limit
+        self._final = ""  # the last run's answer
+        self._agent = Agent(
+            system or "",
+            self.client,
+            tools=[self._tools],
+            max_iterations=_UNBOUNDED if max_tool_rounds is None else max_tool_rounds,
+            execution=execution,
+            max_tool_result_chars=max_tool_result_chars,
+            format_tool_error=None if on_tool_error is None else self._error_text(on_tool_error),
+            middleware=[ToolHooks(on_tool, approve_tool)] if on_tool or approve_tool else [],
+        )
+
+    # -- resuming ---------------------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        *,
+        store: Any,
+        session_id: str | None = None,
+        model: str | None = None,
+        client: CompletionTransport | str | None = None,
+        **options: Any,
+    ) -> AgentSession:
+        """A session resumed from ``store`` (its system prompt and whole history); without a
+        ``session_id``, a fresh session wired to ``store``."""
+        if (model is None) == (client is None):
+            raise TypeError("AgentSession.load takes exactly one of model= or client=")
+        given = client if client is not None else model
+        assert given is not None
+        session = cls(given, store=store, session_id=session_id, **options)
+        if session_id is not None and isinstance(store, ConversationStore) and not _opens(store):
+            loaded = store.load(session_id)
+            if inspect.isawaitable(loaded):
+                session._pending = loaded
+            else:
+                session._restore(loaded)
+        return session
+
+    def _restore(self, data: Any) -> None:
+        system, messages = read_snapshot(data, self.session_id)
+        if system is not None and self.system is None:
+            self.system = system
+            self._agent.system = system
+        self._messages = messages
+        self._context = MemoryContextStore(messages, session_id=self.session_id)
+
+    # -- entering and leaving ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> AgentSession:
+        exits = AsyncExitStack()
+        await exits.__aenter__()
+        try:
+            for server in self._tools.servers:
+                await exits.enter_async_context(server)
+                await server.ping()
+                if self.on_mcp_connect is not None:
+                    done = self.on_mcp_connect(server)
+                    if inspect.isawaitable(done):
+                        await done
+            await self._open_store()
+        except BaseException:
+            await exits.aclose()
+            raise
+        self._exits = exits
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        exits, self._exits = self._exits, None
+        if exits is not None:
+            await exits.aclose()
+
+    async def _open_store(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._restore(await pending)
+        if not self._opened:
+            self._context = await self.store.open(self.session_id)
+            self._messages = await self._context.get_history()
+            self._opened = True
+
+    # -- talking ----------------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """The whole conversation (tool calls and full results included), oldest first."""
+        return list(self._messages)
+
+    @overload
+    async def send(self, user_input: str | Message, *, output: None = None) -> str: ...
+    @overload
+    async def send(self, user_input: str | Message, *, output: type[T]) -> T: ...
+
+    async def send(self, user_input: str | Message, *, output: type[T] | None = None) -> Any:
+        """Send a message; the model's final answer (or the round-limit message). With
+        ``output=T`` the answer is validated as a ``T``: an invalid one goes back to the model
+        ``output_retries`` times, then ``OutputValidationError``."""
+        if output is None:
+            return await self._answer(user_input)
+        return await self._typed(user_input, OutputSpec.of(output))
+
+    async def stream(self, user_input: str | Message) -> AsyncIterator[str]:
+        """Send a message; the answer's text as it arrives (tool calls are silent)."""
+        async for event in self._run(user_input):
+            if type(event) is TextDelta:
+                yield event.delta
+            elif type(event) is str:
+                yield event
+
+    def save(self) -> Awaitable[None] | None:
+        """Save the conversation to ``store`` (awaitable if the store's ``save`` is). A tether
+        store keeps every message as it is appended: nothing is left to do."""
+        if self.store is None:
+            raise ValueError("this session has no store to save to (pass store=)")
+        if _opens(self.store):
+            return None
+        snapshot = snapshot_of(self.session_id, self.system, self._messages)
+        done = self.store.save(self.session_id, snapshot)
+        return done if inspect.isawaitable(done) else None
+
+    # -- the run ----------------------------------------------------------------------------------
+
+    async def _answer(self, user_input: str | Message) -> str:
+        answer = ""
+        async for event in self._run(user_input):
+            if type(event) is str:
+                answer = event
+            elif type(event) is SessionEndEvent and event.error is None:
+                answer = self._final
+        return answer
+
+    async def _typed(self, user_input: str | Message, spec: OutputSpec[T]) -> T:
+        from pydantic import ValidationError  # noqa: PLC0415 - only typed answers load it
+
+        text = user_input if isinstance(user_input, str) else user_input.text
+        answer = await self._answer(f"{text}\n\n{spec.instruction()}")
+        for attempt in range(self.output_retries + 1):
+            if self._limited:
+                raise OutputValidationError(f"no typed answer: {answer}", text=answer, errors=[])
+            try:
+                return spec.read(answer)
+            except ValidationError as exc:
+                if attempt == self.output_retries:
+                    raise OutputValidationError(
+                        f"the answer is not a valid {spec.target.__name__} after "
+                        f"{self.output_retries} repair attempt(s): {exc}",
+                        text=answer,
+                        errors=exc.errors(include_url=False),
+                    ) from exc
+                answer = await self._answer(spec.repair(exc))
+        raise AssertionError("unreachable")
+
+    async def _run(self, user_input: str | Message) -> AsyncIterator[StreamEvent | str]:
+        """One run's events; the round-limit message comes as a plain string."""
+        if self._tools.servers and self._exits is None:
+            raise RuntimeError("enter the session first: `async with AgentSession(...) as s`")
+        if self._pending is not None or not self._opened:
+            await self._open_store()
+        self._limited, self._final = False, ""
+        failure: BaseException | None = None
+        try:
+            async with self._agent.run_stream(user_input, self._context) as run:
+                async for event in run:
+                    if type(event) is IterationEnd:
+                        self.last_usage = event.usage
+                        self.total_usage = self.total_usage + event.usage
+                    elif type(event) is Error:
+                        failure = event.exception
+                        if isinstance(failure, MaxIterationsError):
+                            failure, self._limited = None, True
+                            yield self._limit_text()
+                        continue
+                    elif type(event) is SessionEndEvent and event.error is None:
+                        self._final = await run.get_final_text()
+                    yield event
+        finally:
+            self._messages = await self._context.get_history()
+        if failure is not None:
+            raise failure
+
+    def _limit_text(self) -> str:
+        return (
+            f"[Stopped: the model was still calling tools after {self.max_tool_rounds} "
+            "rounds (max_tool_rounds). Send another message to let it go on.]"
+        )
+
+    def _error_text(self, format_error: ToolErrorFormatter) -> Callable[..., str]:
+        def text(name: str, args: Mapping[str, Any], exc: BaseException) -> str:
+            return format_error(self._tools.named(name), args, exc)
+
+        return text
+
+
+def _transport(client: CompletionTransport | str) -> CompletionTransport:
+    if isinstance(client, str):
+        from ..providers import transport  # noqa: PLC0415 - a door loads on demand
+
+        return transport(client)
+    if not callable(getattr(client, "stream", None)):
+        raise TypeError(
+            f"client must be a transport (with .stream) or a model string, got {client!r}"
+        )
+    return client
+
+
+def _local_tools(items: Sequence[Any]) -> list[Tool]:
+    tools: list[Tool] = []
+    for item in items:
+        if isinstance(item, McpTool):
+            tools.append(item.as_tool())
+        elif isinstance(item, Tool):
+            tools.append(item)
+        elif not _is_server(item):
+            raise TypeError(
+                f"mcp_tools takes McpTool, Tool, McpStdio and McpStreamable items, got {item!r}"
+            )
+    return tools
+
+
+def _servers(items: Sequence[Any]) -> list[Any]:
+    return [item for item in items if _is_server(item)]
+
+
+def _is_server(item: Any) -> bool:
+    return all(hasattr(item, name) for name in ("__aenter__", "__aexit__", "ping", "list_tools"))
+
+
+def _opens(store: Any) -> bool:
+    """A tether store (``open(session_id)`` gives a ``ContextStore``), not a snapshot keeper."""
+    return store is not None and callable(getattr(store, "open", None))

@@ -1,0 +1,65 @@
+"""The session's tool hooks as middleware: ``on_tool`` brackets each dispatch, ``approve_tool``
+may refuse a call before it runs (seed 003, steps 2 and 3)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from ..messages import ToolResultBlock
+from ..middleware import Middleware, ToolHandler, ToolRequest
+from ..tools.tool import Tool
+
+__all__ = ["DENIED", "ApproveTool", "OnTool", "ToolCallContext", "ToolHooks"]
+
+DENIED = "Tool call denied."
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallContext:
+    """What ``on_tool`` is told about a call about to run."""
+
+    name: str
+    args: Mapping[str, Any]
+    id: str = ""
+
+
+OnTool: TypeAlias = Callable[[ToolCallContext], Any]
+"""Returns a context manager (sync or async) entered around the call."""
+ApproveTool: TypeAlias = Callable[[Tool, Mapping[str, Any]], bool | Awaitable[bool]]
+
+
+class ToolHooks(Middleware):
+    """``on_tool`` around the call, then ``approve_tool`` (a refusal: "Tool call denied.")."""
+
+    __slots__ = ("approve", "on_tool")
+
+    def __init__(self, on_tool: OnTool | None, approve: ApproveTool | None) -> None:
+        self.on_tool = on_tool
+        self.approve = approve
+
+    async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        if self.on_tool is None:
+            return await self._approved(call, call_next)
+        scope = self.on_tool(ToolCallContext(call.name, call.input, call.id))
+        if hasattr(scope, "__aenter__"):
+            async with scope:
+                return await self._approved(call, call_next)
+        if hasattr(scope, "__enter__"):
+            with scope:
+                return await self._approved(call, call_next)
+        raise TypeError(
+            f"on_tool must return a context manager (e.g. a @contextmanager function); "
+            f"it returned {type(scope).__name__}"
+        )
+
+    async def _approved(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        if self.approve is not None and call.tool is not None:
+            answer = self.approve(call.tool, call.input)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if answer is not True:  # a hook that returns nothing refuses
+                return ToolResultBlock(call.id, DENIED, True)
+        return await call_next(call)
