@@ -42,7 +42,7 @@ if TYPE_CHECKING:
         ToolResult,
         ToolUseStart,
     )
-    from .mcp import McpTool
+    from .mcp import McpError, McpStdio, McpStreamable, McpTool
     from .messages import (
         AudioBlock,
         ContentBlock,
@@ -91,6 +91,9 @@ __all__ = [
     "IterationEnd",
     "IterationStart",
     "MaxIterationsError",
+    "McpError",
+    "McpStdio",
+    "McpStreamable",
     "McpTool",
     "MemoryContextStore",
     "Message",
@@ -161,6 +164,9 @@ _LAZY = {
     "IterationEnd": "events",
     "IterationStart": "events",
     "MaxIterationsError": "errors",
+    "McpError": "mcp",
+    "McpStdio": "mcp",
+    "McpStreamable": "mcp",
     "McpTool": "mcp",
     "MemoryContextStore": "context",
     "Message": "messages",

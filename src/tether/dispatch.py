@@ -203,7 +203,10 @@ def dispatcher_for(
 
 
 def _as_result(block: ToolUseBlock, value: Any, source: str) -> ToolResultBlock:
-    """``value`` as this call's result; a value with no text form is an error result instead."""
+    """``value`` as this call's result; a value with no text form is an error result instead.
+    A ``ToolResultBlock`` is taken whole (a tool marks its own errors so), under this call's id."""
+    if type(value) is ToolResultBlock:
+        return ToolResultBlock(block.id, value.content, value.is_error)
     try:
         return ToolResultBlock(block.id, to_content(value))
     except Exception as exc:  # a huge int, a raising __str__, nesting too deep for JSON, ...

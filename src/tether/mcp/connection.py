@@ -1,0 +1,188 @@
+"""One live connection to an MCP server, held by a task of its own.
+
+The SDK's client must be entered and left in one task that stays alive in between; holding it in
+a task of its own lets any run's task call through it, and lets a session close it from wherever
+the session ends. The connection notices when the server's stream ends (the process died, the
+HTTP session broke) so the next use can reconnect instead of failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+__all__ = ["Connection", "first_cause"]
+
+log = logging.getLogger("tether.mcp")
+
+Transport = Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]]
+_CLOSE_WAIT = 10.0  # seconds a server may take to shut down before its task is cancelled
+
+
+class Connection:
+    """A client connected to one server, from ``open`` until ``close`` or the server goes away."""
+
+    __slots__ = ("_ended", "_on_change", "_stop", "_task", "_transport", "client")
+
+    def __init__(self, transport: Transport, on_change: Callable[[], None]) -> None:
+        self._transport = transport
+        self._on_change = on_change
+        self._stop = asyncio.Event()
+        self._ended = False
+        self._task: asyncio.Task[None] | None = None
+        self.client: Any = None
+
+    @property
+    def alive(self) -> bool:
+        """Connected, and the server's stream has not ended."""
+        return self.client is not None and not self._ended
+
+    async def open(self, limit: float) -> Any:
+        """Connect (the protocol era negotiated); raises what stopped it, or ``TimeoutError``."""
+        ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._hold(ready), name="tether-mcp-connection")
+        try:
+            async with asyncio.timeout(limit):
+                self.client = await asyncio.shield(ready)
+        except BaseException:
+            await self.close()
+            raise
+        return self.client
+
+    async def close(self) -> None:
+        """Disconnect and wait for the server to be shut down (its process ended)."""
+        self._stop.set()
+        task, self._task = self._task, None
+        if task is None:
+            return
+        try:
+            async with asyncio.timeout(_CLOSE_WAIT):
+                await asyncio.shield(task)
+        except TimeoutError:
+            task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+
+    async def _hold(self, ready: asyncio.Future[Any]) -> None:
+        from mcp import Client  # noqa: PLC0415 - the SDK loads with the first connection
+
+        try:
+            transport = _watched(self._transport(), self._end)
+            client = Client(transport, mode="auto", message_handler=self._message)
+            async with client, _listening(client, self._on_change):
+                ready.set_result(client)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(first_cause(exc))
+            elif not self._stop.is_set():
+                log.debug("MCP connection ended: %s", first_cause(exc))
+            if isinstance(exc, asyncio.CancelledError) and self._stop.is_set():
+                return
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._end()
+
+    def _end(self) -> None:
+        self._ended = True
+
+    async def _message(self, message: Any) -> None:
+        from mcp import types  # noqa: PLC0415
+
+        if isinstance(message, types.ToolListChangedNotification):
+            self._on_change()
+        elif isinstance(message, Exception):
+            log.debug("MCP server sent something unreadable: %s", message)
+
+
+@asynccontextmanager
+async def _listening(client: Any, on_change: Callable[[], None]) -> AsyncIterator[None]:
+    """In the stateless era a server tells of list changes only while a listen is open."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: PLC0415
+
+    tools = getattr(client.server_capabilities, "tools", None)
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not getattr(
+        tools, "list_changed", False
+    ):
+        yield
+        return
+    try:
+        subscription = client.listen(tools_list_changed=True)
+        events = await subscription.__aenter__()
+    except Exception as exc:  # the server refused: no change events, lists read each round
+        log.debug("MCP listen refused: %s", exc)
+        yield
+        return
+    drain = asyncio.create_task(_drain(events, on_change))
+    try:
+        yield
+    finally:
+        drain.cancel()
+        with contextlib.suppress(BaseException):
+            await drain
+        with contextlib.suppress(Exception):
+            await subscription.__aexit__(None, None, None)
+
+
+async def _drain(events: Any, on_change: Callable[[], None]) -> None:
+    with contextlib.suppress(Exception):
+        async for _ in events:
+            on_change()
+
+
+@asynccontextmanager
+async def _watched(
+    transport: AbstractAsyncContextManager[tuple[Any, Any]], on_end: Callable[[], None]
+) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as (read, write):
+        yield _Receiving(read, on_end), write
+
+
+class _Receiving:
+    """The transport's receive stream, telling ``on_end`` when it ends."""
+
+    __slots__ = ("_on_end", "_stream")
+
+    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_end = on_end
+
+    async def __aenter__(self) -> _Receiving:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        self._on_end()
+        return await self._stream.__aexit__(*exc_info)
+
+    def __aiter__(self) -> _Receiving:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._stream.__anext__()
+        except BaseException:
+            self._on_end()
+            raise
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except BaseException:
+            self._on_end()
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def first_cause(exc: BaseException) -> BaseException:
+    """The first leaf of nested exception groups (the SDK's task groups wrap what failed)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

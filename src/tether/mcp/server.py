@@ -1,0 +1,227 @@
+"""``McpServer``: what ``McpStdio`` and ``McpStreamable`` share. Connecting (and reconnecting
+after the server went away), the era-aware liveness probe, the tool list (refreshed when the
+server says it changed) and calls with a timeout, whose failures all reach the model as text.
+
+A call that was in flight when the server died is never sent again (it may have run); only the
+next use reconnects, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import warnings
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from ..errors import TetherError
+from ..messages import ToolResultBlock
+from ..tools.tool import Tool
+from .connection import Connection, first_cause
+from .content import result_content
+
+__all__ = ["McpError", "McpServer"]
+
+log = logging.getLogger("tether.mcp")
+
+_RECONNECT_DELAYS = (0.0, 0.5, 2.0)  # seconds before each reconnection attempt
+_MAX_PAGES = 100  # tools/list pages read from one server
+_MAX_TOOLS = 1_000
+_CONNECTION_CLOSED = -32000
+_REQUEST_TIMEOUT = -32001
+
+
+class McpError(TetherError):
+    """An MCP server could not be reached, started, or answered a call (the text says which)."""
+
+
+class McpServer:
+    """A connection to one MCP server, usable as a tool source once entered (``async with``).
+
+    ``prefix`` names the server's tools when another source already offers the same name;
+    ``timeout`` bounds every call, ``connect_timeout`` every (re)connection.
+    """
+
+    def __init__(self, prefix: str, timeout: float, connect_timeout: float) -> None:
+        if timeout <= 0 or connect_timeout <= 0:
+            raise ValueError("timeout and connect_timeout must be positive")
+        self.prefix = prefix
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.revision = 0  # moves whenever the tool list may have changed
+        self._connection: Connection | None = None
+        self._tools: list[Tool] | None = None
+        self._entered = False
+        self._lock: asyncio.Lock | None = None
+
+    # -- what a kind of server defines ------------------------------------------------------------
+
+    def _transport(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """The server, in words, for error messages."""
+        raise NotImplementedError
+
+    def _secrets(self) -> Sequence[str]:
+        """Values that must never appear in an error message."""
+        return ()
+
+    def _tail(self) -> str:
+        """What the server said on its way out (a stdio server's stderr), if anything."""
+        return ""
+
+    # -- entering and leaving ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> McpServer:
+        await self._connect()
+        self._entered = True
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._entered = False
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.close()
+
+    @property
+    def connected(self) -> bool:
+        """Entered, and the server still there."""
+        return self._connection is not None and self._connection.alive
+
+    async def ping(self) -> None:
+        """Prove the server answers: ``ping`` in the handshake era, a fresh tool list after."""
+        client = await self._live()
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: PLC0415
+
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            self._tools = None
+            await self.list_tools()
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ping is deprecated, but it is the old era's probe
+            await self._guarded(client.send_ping(), "ping")
+
+    # -- tools ------------------------------------------------------------------------------------
+
+    async def list_tools(self) -> list[Tool]:
+        """The server's tools (its last list, unless the server said it changed)."""
+        if self._tools is not None and self.connected:
+            return self._tools
+        client = await self._live()
+        listed: list[Any] = []
+        cursor = None
+        for _ in range(_MAX_PAGES):
+            page = await self._guarded(client.list_tools(cursor=cursor), "tools/list")
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor or len(listed) >= _MAX_TOOLS:
+                break
+        self._tools = [t for t in (self._tool(d) for d in listed[:_MAX_TOOLS]) if t is not None]
+        return self._tools
+
+    def _tool(self, definition: Any) -> Tool | None:
+        """A server tool as the loop calls it; None for one tether cannot call."""
+        execution = getattr(definition, "execution", None)
+        if getattr(execution, "task_support", None) == "required":
+            return None  # only callable as a task, which this client does not run
+        name = definition.name
+
+        async def call(**arguments: Any) -> ToolResultBlock:
+            return await self.call(name, arguments)
+
+        try:
+            return Tool(
+                name, call, definition.description or "", schema=definition.input_schema or {}
+            )
+        except (TypeError, ValueError) as exc:
+            log.warning("%s: tool %r left out: %s", self.describe(), name, exc)
+            return None
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResultBlock:
+        """Call tool ``name``; the server's own error results come back as error results, a
+        failure to get any answer raises ``McpError``."""
+        client = await self._live()
+        result = await self._guarded(
+            client.call_tool(name, dict(arguments), read_timeout_seconds=self.timeout),
+            f"the call to {name!r}",
+        )
+        return ToolResultBlock("mcp", result_content(result), bool(result.is_error))
+
+    def _changed(self) -> None:
+        self._tools = None
+        self.revision += 1
+
+    # -- the connection ---------------------------------------------------------------------------
+
+    async def _guarded(self, request: Any, what: str) -> Any:
+        """Await one request; protocol failures become ``McpError`` naming the server."""
+        from mcp import MCPError  # noqa: PLC0415
+
+        try:
+            return await request
+        except MCPError as exc:
+            if exc.code == _CONNECTION_CLOSED:
+                self._changed()
+                raise McpError(self._said(f"{self.describe()} went away during {what}")) from None
+            if exc.code == _REQUEST_TIMEOUT:
+                raise McpError(f"{what} timed out after {self.timeout:g} s") from None
+            raise McpError(self._said(f"{self.describe()} refused {what}: {exc.message}")) from None
+
+    async def _live(self) -> Any:
+        """The connected client, reconnecting first if the server went away."""
+        connection = self._connection
+        if connection is not None and connection.alive:
+            return connection.client
+        if not self._entered:
+            raise McpError(f"{self.describe()} is not connected: enter it first (async with)")
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # concurrent calls share one reconnection
+            connection = self._connection
+            if connection is not None and connection.alive:
+                return connection.client
+            return await self._reconnect()
+
+    async def _reconnect(self) -> Any:
+        old, self._connection = self._connection, None
+        if old is not None:
+            await old.close()
+        failure: McpError | None = None
+        for delay in _RECONNECT_DELAYS:
+            await asyncio.sleep(delay)
+            try:
+                client = await self._connect()
+            except McpError as exc:
+                failure = exc
+                continue
+            self._changed()  # a restarted server may offer other tools
+            return client
+        raise McpError(f"{failure} (gave up after {len(_RECONNECT_DELAYS)} reconnection attempts)")
+
+    async def _connect(self) -> Any:
+        connection = Connection(self._transport, self._changed)
+        try:
+            client = await connection.open(self.connect_timeout)
+        except TimeoutError:
+            raise McpError(
+                self._said(f"{self.describe()} did not answer within {self.connect_timeout:g} s")
+            ) from None
+        except Exception as exc:
+            reason = first_cause(exc)
+            raise McpError(
+                self._said(f"{self.describe()} failed to start: {type(reason).__name__}: {reason}")
+            ) from None
+        self._connection = connection
+        return client
+
+    def _said(self, message: str) -> str:
+        """``message`` with the server's last words added and every secret blanked."""
+        tail = self._tail()
+        if tail:
+            message = f"{message}. Its stderr ended with:\n{tail}"
+        for secret in self._secrets():
+            if secret:
+                message = message.replace(secret, "[REDACTED]")
+        return message

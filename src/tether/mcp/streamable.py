@@ -1,0 +1,70 @@
+"""``McpStreamable``: an MCP server over Streamable HTTP. Its credentials go to its own URL only:
+redirects are not followed."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from .server import McpServer
+
+__all__ = ["McpStreamable"]
+
+
+class McpStreamable(McpServer):
+    """The MCP server at ``url``; ``token`` is sent as a bearer token, ``headers`` as given."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        *,
+        name: str | None = None,
+        timeout: float = 60.0,
+        connect_timeout: float = 30.0,
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"McpStreamable needs an http(s) URL, got {url!r}")
+        if parts.username or parts.password:
+            raise ValueError("McpStreamable: put credentials in token= or headers=, not the URL")
+        super().__init__(name or parts.hostname, timeout, connect_timeout)
+        self.url = url
+        self.headers = dict(headers or {})
+        self._token = token
+
+    def describe(self) -> str:
+        return f"MCP server {self.prefix!r} ({self.url})"
+
+    def __repr__(self) -> str:
+        return f"McpStreamable({self.url!r}, token={'***' if self._token else None})"
+
+    def _transport(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+        return _http(self.url, self._request_headers(), self.connect_timeout, self.timeout)
+
+    def _request_headers(self) -> dict[str, str]:
+        headers = dict(self.headers)
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        return headers
+
+    def _secrets(self) -> Sequence[str]:
+        return [v for v in self._request_headers().values() if len(v) >= 8] + (
+            [self._token] if self._token else []
+        )
+
+
+@asynccontextmanager
+async def _http(
+    url: str, headers: dict[str, str], connect: float, read: float
+) -> AsyncIterator[tuple[Any, Any]]:
+    import httpx2  # noqa: PLC0415 - the MCP SDK's HTTP client
+    from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
+
+    timeout = httpx2.Timeout(connect, read=read + connect)
+    http = httpx2.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False)
+    async with http, streamable_http_client(url, http_client=http) as streams:
+        yield streams

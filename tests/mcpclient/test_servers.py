@@ -1,0 +1,218 @@
+"""tether's MCP client against real servers: listing, calling, errors, images, both protocol
+eras, list changes, cancellation, timeouts, servers that die or never start."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mcp_helpers import children, free_port
+
+from tether import ImageBlock, TextBlock
+from tether.mcp import McpError, McpStdio, McpStreamable
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def test_stdio_everything_lists_calls_and_reports_errors(everything: list[str]) -> None:
+    async with McpStdio(everything[0], everything[1:], name="everything") as server:
+        await server.ping()
+        names = [t.name for t in await server.list_tools()]
+        assert {"echo", "get-tiny-image", "trigger-long-running-operation"} <= set(names)
+        assert "simulate-research-query" not in names  # needs task-augmented calls
+        echo = await server.call("echo", {"message": "hi"})
+        assert (echo.content, echo.is_error) == ("Echo: hi", False)
+        bad = await server.call("echo", {})
+        assert bad.is_error and "message" in str(bad.content)
+        unknown = await server.call("no-such-tool", {})
+        assert unknown.is_error and "no-such-tool" in str(unknown.content)
+
+
+async def test_images_come_back_as_image_blocks(everything: list[str]) -> None:
+    async with McpStdio(everything[0], everything[1:]) as server:
+        result = await server.call("get-tiny-image", {})
+    assert isinstance(result.content, tuple)
+    images = [b for b in result.content if isinstance(b, ImageBlock)]
+    assert len(images) == 1 and images[0].media_type == "image/png" and images[0].data
+    assert any(isinstance(b, TextBlock) for b in result.content)
+
+
+async def test_structured_content_is_kept(everything: list[str]) -> None:
+    async with McpStdio(everything[0], everything[1:]) as server:
+        result = await server.call("get-structured-content", {"location": "Chicago"})
+    assert not result.is_error
+    assert "temperature" in str(result.content)
+
+
+async def test_the_stateless_era_server_time(time_server: str) -> None:
+    async with McpStdio(time_server, name="time") as server:
+        await server.ping()  # no ping in this era: probed by listing
+        names = [t.name for t in await server.list_tools()]
+        assert names == ["get_current_time", "convert_time"]
+        now = await server.call("get_current_time", {"timezone": "UTC"})
+        assert not now.is_error and '"timezone": "UTC"' in str(now.content)
+        with pytest.raises(McpError, match=r"refused the call to 'nope'.*Unknown tool"):
+            await server.call("nope", {})
+
+
+async def test_the_tool_list_follows_the_server(changing: tuple[list[str], Path]) -> None:
+    command, _ = changing
+    async with McpStdio(command[0], command[1:]) as server:
+        before = [t.name for t in await server.list_tools()]
+        revision = server.revision
+        assert (await server.call("add_tool", {"name": "fresh"})).content == "added"
+        for _ in range(200):  # the change notice arrives on its own
+            if server.revision != revision:
+                break
+            await asyncio.sleep(0.01)
+        assert server.revision != revision
+        after = [t.name for t in await server.list_tools()]
+    assert "fresh" not in before and after == [*before, "fresh"]
+
+
+async def test_a_tool_that_raises_on_the_server_is_an_error_result(
+    changing: tuple[list[str], Path],
+) -> None:
+    command, _ = changing
+    async with McpStdio(command[0], command[1:]) as server:
+        result = await server.call("fail", {})
+    assert result.is_error and "fail" in str(result.content)
+
+
+async def test_cancelling_a_call_tells_the_server(changing: tuple[list[str], Path]) -> None:
+    command, markers = changing
+    async with McpStdio(command[0], command[1:]) as server:
+        call = asyncio.ensure_future(server.call("slow", {"seconds": 30}))
+        await asyncio.sleep(1.0)
+        started = time.monotonic()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert time.monotonic() - started < 1.0
+        for _ in range(100):
+            if (markers / "cancelled").exists():
+                break
+            await asyncio.sleep(0.02)
+        assert (markers / "cancelled").read_text() == "yes"
+        assert (await server.call("slow", {"seconds": 0.1})).content == "slept 0.1"
+
+
+async def test_every_call_has_a_timeout(changing: tuple[list[str], Path]) -> None:
+    command, _ = changing
+    async with McpStdio(command[0], command[1:], timeout=0.5) as server:
+        started = time.monotonic()
+        with pytest.raises(McpError, match=r"timed out after 0\.5 s"):
+            await server.call("slow", {"seconds": 30})
+        assert time.monotonic() - started < 3.0
+
+
+async def test_a_server_killed_mid_call_fails_that_call_at_once_and_comes_back(
+    everything: list[str],
+) -> None:
+    before = set(children())
+    async with McpStdio(everything[0], everything[1:], name="everything") as server:
+        (pid,) = set(children()) - before
+        call = asyncio.ensure_future(
+            server.call("trigger-long-running-operation", {"duration": 30, "steps": 5})
+        )
+        await asyncio.sleep(0.5)
+        killed = time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        with pytest.raises(McpError, match="went away during the call") as info:
+            await call
+        assert time.monotonic() - killed < 2.0
+        assert "Starting default (STDIO) server" in str(info.value)  # its stderr tail
+        echo = await server.call("echo", {"message": "back"})  # the next use reconnects
+        assert echo.content == "Echo: back"
+        assert len(set(children()) - before) == 1
+    assert set(children()) == before  # nothing outlives the server's exit
+
+
+async def test_a_server_killed_while_idle_reconnects_before_the_next_call(
+    everything: list[str],
+) -> None:
+    before = set(children())
+    async with McpStdio(everything[0], everything[1:]) as server:
+        (pid,) = set(children()) - before
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(100):
+            if not server.connected:
+                break
+            await asyncio.sleep(0.01)
+        assert not server.connected
+        assert (await server.call("echo", {"message": "again"})).content == "Echo: again"
+    assert set(children()) == before
+
+
+async def test_a_server_that_never_starts_names_itself_and_its_stderr() -> None:
+    script = "import sys; print('config file missing', file=sys.stderr); sys.exit(3)"
+    before = set(children())
+    with pytest.raises(McpError, match=r"MCP server 'broken'.*config file missing"):
+        async with McpStdio(sys.executable, ["-c", script], name="broken", connect_timeout=10):
+            pass
+    with pytest.raises(McpError, match="failed to start"):
+        async with McpStdio("/nonexistent/tether-mcp-server"):
+            pass
+    assert set(children()) == before
+
+
+async def test_a_secret_in_env_never_reaches_an_error_message() -> None:
+    secret = "sk-live-0123456789abcdef"
+    script = "import os, sys; print('key is', os.environ['API_KEY'], file=sys.stderr); sys.exit(1)"
+    with pytest.raises(McpError) as info:
+        async with McpStdio(sys.executable, ["-c", script], env={"API_KEY": secret}):
+            pass
+    assert secret not in str(info.value) and "[REDACTED]" in str(info.value)
+
+
+async def test_stdio_children_get_a_minimal_environment(
+    everything: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_TEST_PARENT_SECRET", "do-not-pass")
+    async with McpStdio(everything[0], everything[1:], env={"EXTRA": "given"}) as server:
+        seen = str((await server.call("get-env", {})).content)
+    assert "EXTRA" in seen and "given" in seen
+    assert "TETHER_TEST_PARENT_SECRET" not in seen and "do-not-pass" not in seen
+
+
+async def test_streamable_http_everything(everything_http: str) -> None:
+    async with McpStreamable(everything_http, token="t0k3n-for-tests") as server:
+        await server.ping()
+        names = [t.name for t in await server.list_tools()]
+        assert "echo" in names
+        assert (await server.call("echo", {"message": "over http"})).content == "Echo: over http"
+
+
+async def test_streamable_http_stateless_era(changing_http: str) -> None:
+    async with McpStreamable(changing_http) as server:
+        await server.ping()
+        revision = server.revision
+        await server.call("add_tool", {"name": "fresh"})
+        for _ in range(300):
+            if server.revision != revision:
+                break
+            await asyncio.sleep(0.01)
+        assert "fresh" in [t.name for t in await server.list_tools()]
+
+
+async def test_an_http_server_that_is_not_there() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(McpError, match=r"failed to start.*ConnectError"):
+        async with McpStreamable(url, token="secret-token-123", connect_timeout=5):
+            pass
+
+
+def test_bad_server_configuration_is_refused() -> None:
+    with pytest.raises(ValueError, match="http"):
+        McpStreamable("ftp://example.com/mcp")
+    with pytest.raises(ValueError, match="not the URL"):
+        McpStreamable("https://user:pw@example.com/mcp")
+    with pytest.raises(TypeError, match="list of strings"):
+        McpStdio("node", "server.js")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="command"):
+        McpStdio("")

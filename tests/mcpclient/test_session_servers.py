@@ -1,0 +1,116 @@
+"""AgentSession with real MCP servers: tools listed and called through the loop, a server that
+dies mid-call answered with an error result, a cancelled run that cancels the server's call."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_helpers import children
+
+from tether import AgentSession, McpStdio, McpTool, Message
+from tether.testing import Call, Reply, ScriptedTransport
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def results(message: Message) -> list[Any]:
+    return message.tool_results
+
+
+async def test_a_session_calls_a_real_server_and_a_local_tool(time_server: str) -> None:
+    before = set(children())
+    connected: list[Any] = []
+    model = ScriptedTransport(
+        [
+            Reply(
+                tool_calls=[
+                    Call("get_current_time", {"timezone": "Asia/Tokyo"}),
+                    Call("double", {"n": 21}),
+                ]
+            ),
+            Reply("It is late in Tokyo, and 42."),
+        ]
+    )
+    double = McpTool("double", "Twice n.", {"type": "object"}, lambda args: args["n"] * 2)
+    server = McpStdio(time_server, name="time")
+    async with AgentSession(
+        model, mcp_tools=[double, server], on_mcp_connect=connected.append
+    ) as session:
+        assert connected == [server]
+        assert await session.send("Time in Tokyo, and double 21?") == "It is late in Tokyo, and 42."
+    assert model.requests[0].tool_names == ["double", "get_current_time", "convert_time"]
+    now, doubled = results(session.messages[2])
+    assert '"timezone": "Asia/Tokyo"' in now.text and not now.is_error
+    assert doubled.text == "42"
+    assert set(children()) == before
+
+
+async def test_a_server_killed_during_a_session_call_becomes_an_error_result(
+    everything: list[str],
+) -> None:
+    before = set(children())
+    model = ScriptedTransport(
+        [
+            Reply(
+                tool_calls=[Call("trigger-long-running-operation", {"duration": 30, "steps": 3})]
+            ),
+            Reply(tool_calls=[Call("echo", {"message": "still there?"})]),
+            Reply("Recovered."),
+        ]
+    )
+    async with AgentSession(model, mcp_tools=[McpStdio(everything[0], everything[1:])]) as session:
+        send = asyncio.ensure_future(session.send("go"))
+        await asyncio.sleep(1.0)
+        (pid,) = set(children()) - before
+        os.kill(pid, signal.SIGKILL)
+        assert await asyncio.wait_for(send, 10) == "Recovered."
+    (lost,) = results(session.messages[2])
+    assert lost.is_error and "went away during the call" in lost.text
+    (echo,) = results(session.messages[4])
+    assert echo.text == "Echo: still there?" and not echo.is_error
+    assert set(children()) == before
+
+
+async def test_cancelling_a_session_send_cancels_the_servers_call(
+    changing: tuple[list[str], Path],
+) -> None:
+    command, markers = changing
+    model = ScriptedTransport([Reply(tool_calls=[Call("slow", {"seconds": 30})]), Reply("never")])
+    async with AgentSession(model, mcp_tools=[McpStdio(command[0], command[1:])]) as session:
+        send = asyncio.ensure_future(session.send("go"))
+        await asyncio.sleep(1.5)
+        send.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await send
+        for _ in range(100):
+            if (markers / "cancelled").exists():
+                break
+            await asyncio.sleep(0.02)
+        assert (markers / "cancelled").exists()
+    roles = [m.role for m in session.messages]
+    assert roles == ["user", "assistant", "user"]  # the call has its (interrupted) result
+    (interrupted,) = results(session.messages[2])
+    assert interrupted.is_error
+
+
+async def test_a_round_sees_tools_the_server_added_in_the_round_before(
+    changing: tuple[list[str], Path],
+) -> None:
+    command, _ = changing
+    model = ScriptedTransport(
+        [
+            Reply(tool_calls=[Call("add_tool", {"name": "fresh"})]),
+            Reply(tool_calls=[Call("fresh", {})]),
+            Reply("done"),
+        ]
+    )
+    async with AgentSession(model, mcp_tools=[McpStdio(command[0], command[1:])]) as session:
+        await session.send("go")
+    assert "fresh" not in model.requests[0].tool_names
+    assert "fresh" in model.requests[1].tool_names
+    assert results(session.messages[4])[0].text == "I am fresh"
