@@ -216,3 +216,53 @@ def test_bad_server_configuration_is_refused() -> None:
         McpStdio("node", "server.js")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="command"):
         McpStdio("")
+
+
+async def test_credentials_go_only_to_the_servers_own_url() -> None:
+    """A server that redirects elsewhere does not get the token carried along: redirects are not
+    followed, and the failure names the server without its secrets."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    elsewhere: list[dict[str, str]] = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            elsewhere.append(dict(self.headers))
+            self.send_response(500)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Elsewhere)
+    target = f"http://127.0.0.1:{other.server_address[1]}/mcp"
+
+    class Redirecting(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(307)
+            self.send_header("Location", target)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    first = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    for server in (other, first):
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{first.server_address[1]}/mcp"
+        token, key = "tok-0123456789abcdef", "key-abcdefghijkl"
+        with pytest.raises(McpError) as info:
+            async with McpStreamable(
+                url, token=token, headers={"X-Api-Key": key}, connect_timeout=10
+            ):
+                pass
+    finally:
+        first.shutdown()
+        other.shutdown()
+    assert elsewhere == []
+    assert token not in str(info.value) and key not in str(info.value)

@@ -114,3 +114,39 @@ async def test_a_round_sees_tools_the_server_added_in_the_round_before(
     assert "fresh" not in model.requests[0].tool_names
     assert "fresh" in model.requests[1].tool_names
     assert results(session.messages[4])[0].text == "I am fresh"
+
+
+async def test_cancelling_one_mcp_call_tells_the_server_and_the_turn_goes_on(
+    changing: tuple[list[str], Path],
+) -> None:
+    from collections.abc import Iterator
+    from contextlib import contextmanager
+
+    from tether import ToolCallContext
+
+    command, markers = changing
+    ids: list[str] = []
+    running = asyncio.Event()
+
+    @contextmanager
+    def note(tc: ToolCallContext) -> Iterator[None]:
+        ids.append(tc.id)
+        running.set()
+        yield
+
+    model = ScriptedTransport([Reply(tool_calls=[Call("slow", {"seconds": 30})]), Reply("fine")])
+    async with AgentSession(
+        model, mcp_tools=[McpStdio(command[0], command[1:])], on_tool=note
+    ) as session:
+        send = asyncio.ensure_future(session.send("go"))
+        await asyncio.wait_for(running.wait(), 10)
+        await asyncio.sleep(0.5)
+        assert session.cancel_tool_call(ids[0])
+        assert await asyncio.wait_for(send, 5) == "fine"
+        for _ in range(100):
+            if (markers / "cancelled").exists():
+                break
+            await asyncio.sleep(0.02)
+        assert (markers / "cancelled").exists()
+    (result,) = results(session.messages[2])
+    assert (result.text, result.is_error) == ("Tool call cancelled.", True)

@@ -600,3 +600,42 @@ async def test_tool_lists_are_read_each_round_and_collisions_get_a_prefix() -> N
     texts = [r.text for r in results_of(session.messages[2])]
     assert texts == ["A:x", "B:y"]
     assert results_of(session.messages[6])[0].text == "new tool"
+
+
+# -- per-call cancellation ------------------------------------------------------------------------
+
+
+async def test_one_running_call_can_be_cancelled_without_ending_the_turn() -> None:
+    started: dict[str, str] = {}
+    release, both = asyncio.Event(), asyncio.Event()
+
+    async def slow(args: dict[str, Any]) -> str:
+        await release.wait()
+        return f"done {args['n']}"
+
+    @contextmanager
+    def note(tc: ToolCallContext) -> Iterator[None]:
+        started[str(tc.args["n"])] = tc.id
+        if len(started) == 2:
+            both.set()
+        yield
+
+    model = ScriptedTransport(
+        [Reply(tool_calls=[Call("slow", {"n": 1}), Call("slow", {"n": 2})]), Reply("ok")]
+    )
+    session = AgentSession(
+        model,
+        mcp_tools=[McpTool("slow", "", {"type": "object"}, slow)],
+        execution="parallel",
+        on_tool=note,
+    )
+    send = asyncio.ensure_future(session.send("go"))
+    await asyncio.wait_for(both.wait(), 5)
+    assert session.cancel_tool_call(started["1"])
+    assert not session.cancel_tool_call("no-such-call")
+    release.set()
+    assert await send == "ok"
+    first, second = results_of(session.messages[2])
+    assert (first.text, first.is_error) == ("Tool call cancelled.", True)
+    assert (second.text, second.is_error) == ("done 2", False)
+    assert not session.cancel_tool_call(started["2"])  # finished calls are not running

@@ -19,7 +19,7 @@ from ..messages import Message
 from ..tools.tool import Tool
 from ..transports.base import CompletionTransport
 from ..types import ZERO_USAGE, Usage
-from .hooks import ApproveTool, OnTool, ToolHooks
+from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
 from .output import OutputSpec
 from .snapshot import ConversationStore, read_snapshot, snapshot_of
 from .tools import SessionTools
@@ -84,6 +84,7 @@ class AgentSession:
         self._messages: list[Message] = []
         self._pending: Awaitable[Any] | None = None  # a snapshot an async store still has to give
         self._exits: AsyncExitStack | None = None
+        self._in_flight = InFlight()
         self._opened = not _opens(store)  # a tether store is opened on entering (or first use)
         self._limited = False  # the last run stopped at the round limit
         self._final = ""  # the last run's answer
@@ -95,7 +96,9 @@ class AgentSession:
             execution=execution,
             max_tool_result_chars=max_tool_result_chars,
             format_tool_error=None if on_tool_error is None else self._error_text(on_tool_error),
-            middleware=[ToolHooks(on_tool, approve_tool)] if on_tool or approve_tool else [],
+            middleware=[ToolHooks(on_tool, approve_tool), self._in_flight]
+            if on_tool or approve_tool
+            else [self._in_flight],
         )
 
     # -- resuming ---------------------------------------------------------------------------------
@@ -194,6 +197,11 @@ class AgentSession:
                 yield event.delta
             elif type(event) is str:
                 yield event
+
+    def cancel_tool_call(self, call_id: str) -> bool:
+        """Cancel one running tool call (its id is in ``on_tool``'s context): it answers "Tool
+        call cancelled." and the turn goes on. False if no such call is running."""
+        return self._in_flight.cancel(call_id)
 
     def save(self) -> Awaitable[None] | None:
         """Save the conversation to ``store`` (awaitable if the store's ``save`` is). A tether

@@ -3,18 +3,29 @@ may refuse a call before it runs (seed 003, steps 2 and 3)."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from ..interrupt import Interrupt
 from ..messages import ToolResultBlock
 from ..middleware import Middleware, ToolHandler, ToolRequest
 from ..tools.tool import Tool
 
-__all__ = ["DENIED", "ApproveTool", "OnTool", "ToolCallContext", "ToolHooks"]
+__all__ = [
+    "CANCELLED",
+    "DENIED",
+    "ApproveTool",
+    "InFlight",
+    "OnTool",
+    "ToolCallContext",
+    "ToolHooks",
+]
 
 DENIED = "Tool call denied."
+CANCELLED = "Tool call cancelled."
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +74,37 @@ class ToolHooks(Middleware):
             if answer is not True:  # a hook that returns nothing refuses
                 return ToolResultBlock(call.id, DENIED, True)
         return await call_next(call)
+
+
+class InFlight(Middleware):
+    """The tool calls running now, each cancellable on its own: a cancelled call answers
+    "Tool call cancelled." and the turn goes on (an MCP server is told to stop the call)."""
+
+    __slots__ = ("calls",)
+
+    def __init__(self) -> None:
+        self.calls: dict[str, Interrupt] = {}
+
+    async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        task = asyncio.current_task()
+        assert task is not None
+        interrupt = self.calls[call.id] = Interrupt(task)
+        interrupt.inside = True
+        try:
+            result = await call_next(call)
+        except asyncio.CancelledError:
+            if interrupt.settle():  # cancelled by cancel(), not from outside
+                return ToolResultBlock(call.id, CANCELLED, True)
+            raise
+        finally:
+            self.calls.pop(call.id, None)
+        interrupt.settle()  # the call may have swallowed its cancellation and answered anyway
+        return result
+
+    def cancel(self, call_id: str) -> bool:
+        """Cancel the running call ``call_id``; False if no such call is running."""
+        interrupt = self.calls.get(call_id)
+        if interrupt is None or not interrupt.inside:
+            return False
+        interrupt.fire()
+        return True
