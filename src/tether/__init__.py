@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         TextDelta,
         ToolDispatch,
         ToolInputDelta,
+        ToolProgress,
         ToolResult,
         ToolUseStart,
     )
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from .stream import AgentStream
     from .tools.decorator import tool
     from .tools.guards import Allow, CheckGuard, Deny, Guard, Rewrite, ToolCall
+    from .tools.progress import report_progress
     from .tools.selector import ToolSelector, ToolSource
     from .tools.tool import Tool
     from .transports.base import CompletionTransport
@@ -124,6 +126,7 @@ __all__ = [
     "ToolDispatch",
     "ToolInputDelta",
     "ToolNotFoundError",
+    "ToolProgress",
     "ToolRequest",
     "ToolResult",
     "ToolResultBlock",
@@ -136,6 +139,7 @@ __all__ = [
     "Trim",
     "Usage",
     "__version__",
+    "report_progress",
     "tool",
     "transport",
 ]
@@ -197,6 +201,7 @@ _LAZY = {
     "ToolDispatch": "events",
     "ToolInputDelta": "events",
     "ToolNotFoundError": "errors",
+    "ToolProgress": "events",
     "ToolRequest": "middleware",
     "ToolResult": "events",
     "ToolResultBlock": "messages",
@@ -208,6 +213,7 @@ _LAZY = {
     "TransportError": "errors",
     "Trim": "budget",
     "Usage": "types",
+    "report_progress": "tools.progress",
     "tool": "tools.decorator",
     "transport": "providers",
 }

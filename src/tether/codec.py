@@ -26,6 +26,7 @@ from .events import (
     TextDelta,
     ToolDispatch,
     ToolInputDelta,
+    ToolProgress,
     ToolResult,
     ToolUseStart,
 )
@@ -253,6 +254,7 @@ _EVENT_TAGS: dict[type[Any], str] = {
     IterationStart: "iteration_start",
     IterationEnd: "iteration_end",
     ToolDispatch: "tool_dispatch",
+    ToolProgress: "tool_progress",
     ToolResult: "tool_result",
     Retrying: "retrying",
     SteeringInjected: "steering_injected",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import ToolArgumentError
-from .events import StreamEvent, ToolDispatch, ToolResult
+from .events import StreamEvent, ToolDispatch, ToolProgress, ToolResult
 from .interrupt import Overrun, within
 from .messages import ToolResultBlock, ToolUseBlock
 from .middleware import ToolHandler, ToolRequest, tool_chain
@@ -31,6 +31,7 @@ from .results import (
     truncate_result,
 )
 from .tools.guards import Deny, Guard, ToolCall, run_guards
+from .tools.progress import reporting_to
 from .tools.repair import ParsedArguments, failure_message
 from .tools.tool import Tool
 
@@ -43,11 +44,12 @@ __all__ = [
     "ToolDispatcher",
     "dispatcher_for",
     "finished",
+    "in_tasks",
     "interrupted_result",
     "not_run_result",
     "results_message",
     "run_calls",
-    "run_concurrently",
+    "run_in_tasks",
     "started",
     "to_content",
     "tools_by_name",
@@ -227,6 +229,17 @@ def finished(block: ToolUseBlock, result: ToolResultBlock) -> ToolResult:
     return ToolResult(block.id, block.name, result.is_error, result.content, block.input)
 
 
+def in_tasks(dispatcher: ToolDispatcher, calls: Sequence[ToolUseBlock], parallel: bool) -> bool:
+    """Whether ``calls`` run in tasks of their own: to run at once, or to stream progress."""
+    if parallel and len(calls) > 1:
+        return True
+    for block in calls:
+        tool = dispatcher.tools.get(block.name)
+        if tool is not None and tool.reports_progress:
+            return True
+    return False
+
+
 async def run_calls(
     dispatcher: ToolDispatcher,
     calls: Sequence[ToolUseBlock],
@@ -235,8 +248,8 @@ async def run_calls(
 ) -> None:
     """Run ``calls`` (one after another, or all at once) as the loop does, filling ``results``
     in call order; a call that did not finish leaves its slot None."""
-    if parallel and len(calls) > 1:
-        async with aclosing(run_concurrently(dispatcher, calls, results)) as events:
+    if in_tasks(dispatcher, calls, parallel):
+        async with aclosing(run_in_tasks(dispatcher, calls, results, parallel)) as events:
             async for _ in events:
                 pass
         return
@@ -244,18 +257,23 @@ async def run_calls(
         results[i] = await dispatcher.execute(block)
 
 
-async def run_concurrently(
-    dispatcher: ToolDispatcher, calls: Sequence[ToolUseBlock], results: list[ToolResultBlock | None]
+async def run_in_tasks(
+    dispatcher: ToolDispatcher,
+    calls: Sequence[ToolUseBlock],
+    results: list[ToolResultBlock | None],
+    parallel: bool = True,
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Start every call at once: their dispatch events, then each result's event as it finishes
-    (``results`` filled in call order). Leaving early cancels the calls still running."""
-    for block in calls:
-        yield started(block)
-    async with aclosing(_concurrently(dispatcher, calls, results)) as done:
-        async for i in done:
-            result = results[i]
-            assert result is not None
-            yield finished(calls[i], result)
+    """Run each call in a task of its own (all at once, or one after another): dispatch events,
+    progress events while the calls run, and each result's event as it finishes (``results``
+    filled in call order). Leaving early cancels the calls still running."""
+    progress: asyncio.Queue[ToolProgress] = asyncio.Queue()
+    batches = [range(len(calls))] if parallel else [range(i, i + 1) for i in range(len(calls))]
+    for batch in batches:
+        for i in batch:
+            yield started(calls[i])
+        async with aclosing(_running(dispatcher, calls, batch, results, progress)) as events:
+            async for event in events:
+                yield event
 
 
 class _Escaped:
@@ -267,38 +285,72 @@ class _Escaped:
         self.exc = exc
 
 
-async def _contained(dispatcher: ToolDispatcher, block: ToolUseBlock) -> ToolResultBlock | _Escaped:
+async def _contained(
+    dispatcher: ToolDispatcher, block: ToolUseBlock, progress: asyncio.Queue[ToolProgress]
+) -> ToolResultBlock | _Escaped:
+    tool = dispatcher.tools.get(block.name)
+    if tool is not None and tool.reports_progress:
+
+        def sink(done: float, total: float | None, message: str | None) -> None:
+            progress.put_nowait(ToolProgress(block.id, block.name, done, total, message))
+
+        reporting_to(sink)  # this task's own context: only this call reports here
     try:
         return await dispatcher.execute(block)
     except (KeyboardInterrupt, SystemExit) as exc:  # asyncio would raise these out of the loop
         return _Escaped(exc)
 
 
-async def _concurrently(
-    dispatcher: ToolDispatcher, calls: Sequence[ToolUseBlock], results: list[ToolResultBlock | None]
-) -> AsyncGenerator[int, None]:
-    """Start every call at once; fill ``results`` and yield each position as its call finishes."""
-    tasks: dict[asyncio.Future[ToolResultBlock | _Escaped], int] = {
-        asyncio.ensure_future(_contained(dispatcher, b)): i for i, b in enumerate(calls)
+async def _running(
+    dispatcher: ToolDispatcher,
+    calls: Sequence[ToolUseBlock],
+    positions: Sequence[int],
+    results: list[ToolResultBlock | None],
+    progress: asyncio.Queue[ToolProgress],
+) -> AsyncGenerator[StreamEvent, None]:
+    """Start the calls at ``positions``; yield progress as it comes and each result as its call
+    finishes (filling ``results``)."""
+    tasks: dict[asyncio.Future[Any], int] = {
+        asyncio.ensure_future(_contained(dispatcher, calls[i], progress)): i for i in positions
     }
     pending = set(tasks)
+    report: asyncio.Future[ToolProgress] | None = None
     try:
         while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(done, key=tasks.__getitem__):
+            if report is None:
+                report = asyncio.ensure_future(progress.get())
+            done, _ = await asyncio.wait({*pending, report}, return_when=asyncio.FIRST_COMPLETED)
+            if report.done():
+                yield report.result()
+                report = None
+            while not progress.empty():  # a call's reports come before its result
+                yield progress.get_nowait()
+            for task in sorted((t for t in done if t in tasks), key=tasks.__getitem__):
+                pending.discard(task)
                 outcome = task.result()
                 if type(outcome) is _Escaped:
                     raise outcome.exc
                 assert isinstance(outcome, ToolResultBlock)
                 results[tasks[task]] = outcome
-                yield tasks[task]
+                yield finished(calls[tasks[task]], outcome)
     finally:
+        if report is not None:
+            report.cancel()
         if pending:
-            for task in pending:
-                task.cancel()
-            await asyncio.gather(*pending, return_exceptions=True)
-            for task in pending:
-                if not task.cancelled() and task.exception() is None:
-                    outcome = task.result()
-                    if type(outcome) is ToolResultBlock:
-                        results[tasks[task]] = outcome
+            await _stop(pending, tasks, results)
+
+
+async def _stop(
+    pending: set[asyncio.Future[Any]],
+    tasks: dict[asyncio.Future[Any], int],
+    results: list[ToolResultBlock | None],
+) -> None:
+    """Cancel the calls still running; keep the results of any that finished meanwhile."""
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    for task in pending:
+        if not task.cancelled() and task.exception() is None:
+            outcome = task.result()
+            if type(outcome) is ToolResultBlock:
+                results[tasks[task]] = outcome

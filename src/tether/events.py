@@ -28,6 +28,7 @@ __all__ = [
     "TextDelta",
     "ToolDispatch",
     "ToolInputDelta",
+    "ToolProgress",
     "ToolResult",
     "ToolUseStart",
 ]
@@ -117,6 +118,18 @@ class ToolResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgress:
+    """A running tool call said how far it got (an MCP server's progress notification, or a
+    handler's ``report_progress``); ``total`` is None when unknown."""
+
+    tool_use_id: str
+    name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Retrying:
     """A model call failed before its first event and will be retried after ``delay`` seconds."""
 
@@ -165,6 +178,7 @@ StreamEvent: TypeAlias = (
     | IterationStart
     | IterationEnd
     | ToolDispatch
+    | ToolProgress
     | ToolResult
     | Retrying
     | SteeringInjected

@@ -20,7 +20,8 @@ from .dispatch import (
     ToolDispatcher,
     dispatcher_for,
     finished,
-    run_concurrently,
+    in_tasks,
+    run_in_tasks,
     started,
     tools_by_name,
 )
@@ -215,9 +216,11 @@ class Run:
                 dispatcher = dispatcher_for(self.agent, table, iteration, self.cancel)
                 results: list[ToolResultBlock | None] = [None] * len(calls)
                 try:
-                    if self.agent.execution == "parallel" and len(calls) > 1:
-                        async with aclosing(run_concurrently(dispatcher, calls, results)) as done:
-                            async for event in done:
+                    parallel = self.agent.execution == "parallel"
+                    if in_tasks(dispatcher, calls, parallel):
+                        events = run_in_tasks(dispatcher, calls, results, parallel)
+                        async with aclosing(events) as running:
+                            async for event in running:
                                 yield event
                     else:
                         for i, block in enumerate(calls):

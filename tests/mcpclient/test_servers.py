@@ -266,3 +266,23 @@ async def test_credentials_go_only_to_the_servers_own_url() -> None:
         other.shutdown()
     assert elsewhere == []
     assert token not in str(info.value) and key not in str(info.value)
+
+
+async def test_progress_notifications_become_events(everything: list[str]) -> None:
+    from tether import Agent, ToolProgress, ToolResult
+    from tether.testing import Call, Reply, ScriptedTransport
+
+    model = ScriptedTransport(
+        [
+            Reply(tool_calls=[Call("trigger-long-running-operation", {"duration": 1, "steps": 4})]),
+            Reply("done"),
+        ]
+    )
+    async with McpStdio(everything[0], everything[1:]) as server:
+        agent = Agent("s", model, tools=[server], execution="sequential")
+        events = [e async for e in agent.run_stream("go")]
+    progress = [e for e in events if isinstance(e, ToolProgress)]
+    assert [p.progress for p in progress] == [1.0, 2.0, 3.0, 4.0]
+    assert all(p.total == 4.0 and p.name == "trigger-long-running-operation" for p in progress)
+    (result,) = [e for e in events if isinstance(e, ToolResult)]
+    assert events.index(progress[-1]) < events.index(result) and not result.is_error

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import TetherError
 from ..messages import ToolResultBlock
+from ..tools.progress import ProgressSink, progress_sink
 from ..tools.tool import Tool
 from .connection import Connection, first_cause
 from .content import result_content
@@ -28,6 +29,7 @@ log = logging.getLogger("tether.mcp")
 _RECONNECT_DELAYS = (0.0, 0.5, 2.0)  # seconds before each reconnection attempt
 _MAX_PAGES = 100  # tools/list pages read from one server
 _MAX_TOOLS = 1_000
+_MAX_PROGRESS_MESSAGE = 500  # characters of a progress message kept
 _CONNECTION_CLOSED = -32000
 _REQUEST_TIMEOUT = -32001
 
@@ -129,24 +131,34 @@ class McpServer:
         name = definition.name
 
         async def call(**arguments: Any) -> ToolResultBlock:
-            return await self.call(name, arguments)
+            return await self.call(name, arguments, progress_sink())
 
         try:
             return Tool(
-                name, call, definition.description or "", schema=definition.input_schema or {}
+                name,
+                call,
+                definition.description or "",
+                schema=definition.input_schema or {},
+                reports_progress=True,
             )
         except (TypeError, ValueError) as exc:
             log.warning("%s: tool %r left out: %s", self.describe(), name, exc)
             return None
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolResultBlock:
-        """Call tool ``name``; the server's own error results come back as error results, a
-        failure to get any answer raises ``McpError``."""
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], progress: ProgressSink | None = None
+    ) -> ToolResultBlock:
+        """Call tool ``name`` (its progress notifications to ``progress``); the server's own
+        error results come back as error results, a failure to get any answer raises
+        ``McpError``."""
         client = await self._live()
-        result = await self._guarded(
-            client.call_tool(name, dict(arguments), read_timeout_seconds=self.timeout),
-            f"the call to {name!r}",
+        request = client.call_tool(
+            name,
+            dict(arguments),
+            read_timeout_seconds=self.timeout,
+            progress_callback=None if progress is None else _forwarding(progress),
         )
+        result = await self._guarded(request, f"the call to {name!r}")
         return ToolResultBlock("mcp", result_content(result), bool(result.is_error))
 
     def _changed(self) -> None:
@@ -225,3 +237,17 @@ class McpServer:
             if secret:
                 message = message.replace(secret, "[REDACTED]")
         return message
+
+
+def _forwarding(sink: ProgressSink) -> Any:
+    """The SDK's progress callback, passing a server's (untrusted) reports on, checked."""
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        if not isinstance(progress, int | float) or (
+            total is not None and not isinstance(total, int | float)
+        ):
+            return
+        said = message[:_MAX_PROGRESS_MESSAGE] if isinstance(message, str) else None
+        sink(float(progress), None if total is None else float(total), said)
+
+    return forward

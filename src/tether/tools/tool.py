@@ -88,6 +88,8 @@ class Tool:
       handler with a timeout runs in a worker thread, so the timeout can be kept).
     - ``thread``: run a synchronous handler in a worker thread instead of on the event loop.
     - ``strict``: ask the provider to hold the model's arguments to the schema exactly.
+    - ``reports_progress``: the handler calls ``report_progress``; the run then streams each
+      report as a ``ToolProgress`` event while the call goes on.
     """
 
     name: str
@@ -101,6 +103,7 @@ class Tool:
     timeout: float | None = None
     thread: bool = False
     strict: bool | None = None
+    reports_progress: bool = False
     spec: ToolSpec = field(init=False, repr=False)
     is_async: bool = field(init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(init=False, repr=False, default=None)
