@@ -144,7 +144,8 @@ async def _watched(
 
 
 class _Receiving:
-    """The transport's receive stream, telling ``on_end`` when it ends."""
+    """The transport's receive stream, telling ``on_end`` when its reader lets go of it (the
+    stream ended, or the connection is closing). Messages pass straight through."""
 
     __slots__ = ("_on_end", "_stream")
 
@@ -160,22 +161,8 @@ class _Receiving:
         self._on_end()
         return await self._stream.__aexit__(*exc_info)
 
-    def __aiter__(self) -> _Receiving:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self._stream.__anext__()
-        except BaseException:
-            self._on_end()
-            raise
-
-    async def receive(self) -> Any:
-        try:
-            return await self._stream.receive()
-        except BaseException:
-            self._on_end()
-            raise
+    def __aiter__(self) -> Any:
+        return self._stream.__aiter__()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from ..errors import TetherError
+from ..interrupt import Overrun, within
 from ..messages import ToolResultBlock
 from ..tools.progress import ProgressSink, progress_sink
 from ..tools.tool import Tool
@@ -155,7 +156,6 @@ class McpServer:
         request = client.call_tool(
             name,
             dict(arguments),
-            read_timeout_seconds=self.timeout,
             progress_callback=None if progress is None else _forwarding(progress),
         )
         result = await self._guarded(request, f"the call to {name!r}")
@@ -167,12 +167,15 @@ class McpServer:
 
     # -- the connection ---------------------------------------------------------------------------
 
-    async def _guarded(self, request: Any, what: str) -> Any:
-        """Await one request; protocol failures become ``McpError`` naming the server."""
+    async def _guarded(self, request: Coroutine[Any, Any, Any], what: str) -> Any:
+        """Await one request within ``timeout`` (one timer shared by all requests; an overrun
+        cancels it, and the SDK tells the server); failures become ``McpError``."""
         from mcp import MCPError  # noqa: PLC0415
 
         try:
-            return await request
+            return await within(request, self.timeout)
+        except Overrun:
+            raise McpError(f"{what} timed out after {self.timeout:g} s") from None
         except MCPError as exc:
             if exc.code == _CONNECTION_CLOSED:
                 self._changed()
