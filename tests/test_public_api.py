@@ -90,7 +90,7 @@ LAYERS: dict[str, set[str]] = {
     "base": {"clock", "interrupt"},
     "parts": {"tools", "transports", "context", "control", "budget"},
     "sources": {"mcp"},
-    "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "loop", "stream",
+    "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "early", "loop", "stream",
                "agent"},
     "doors": {"testing", "providers", "local", "cli", "session"},
 }

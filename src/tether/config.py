@@ -59,6 +59,8 @@ class AgentConfig:
     - ``tool_timeout``: seconds a call of a tool without its own ``timeout`` may take (None: no
       limit); a synchronous handler running on the event loop cannot be cut short.
     - ``clock``: time, waiting and jitter for retries (inject one for deterministic replay).
+    - ``start_tools_early``: with ``"parallel"`` execution, start each call as soon as its
+      arguments are complete (a later block of the response began), before the turn ends.
     """
 
     system: str
@@ -81,6 +83,7 @@ class AgentConfig:
     middleware: Sequence[Middleware] = ()
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
     clock: Clock = SYSTEM_CLOCK
+    start_tools_early: bool = False
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
@@ -95,6 +98,11 @@ class AgentConfig:
             raise ValueError("max_tool_result_chars must be >= 1")
         if self.tool_timeout is not None and not self.tool_timeout > 0:
             raise ValueError("tool_timeout must be > 0 (or None for no limit)")
+        if self.start_tools_early and self.output_guardrails:
+            raise ValueError(
+                "start_tools_early cannot be used with output_guardrails: a call would start "
+                "before the guardrails could refuse the answer that makes it"
+            )
         self.middleware = tuple(self.middleware)
         check_middleware(self.middleware)
 

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ToolArgumentError
 from .events import StreamEvent, ToolDispatch, ToolProgress, ToolResult
@@ -44,6 +44,7 @@ __all__ = [
     "ToolDispatcher",
     "dispatcher_for",
     "finished",
+    "in_task",
     "in_tasks",
     "interrupted_result",
     "not_run_result",
@@ -262,18 +263,31 @@ async def run_in_tasks(
     calls: Sequence[ToolUseBlock],
     results: list[ToolResultBlock | None],
     parallel: bool = True,
+    early: Started | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run each call in a task of its own (all at once, or one after another): dispatch events,
     progress events while the calls run, and each result's event as it finishes (``results``
-    filled in call order). Leaving early cancels the calls still running."""
-    progress: asyncio.Queue[ToolProgress] = asyncio.Queue()
+    filled in call order). Leaving early cancels the calls still running. Calls ``early``
+    started while the model answered are taken over, not started again."""
+    progress: asyncio.Queue[ToolProgress] = asyncio.Queue() if early is None else early.progress
     batches = [range(len(calls))] if parallel else [range(i, i + 1) for i in range(len(calls))]
     for batch in batches:
         for i in batch:
             yield started(calls[i])
-        async with aclosing(_running(dispatcher, calls, batch, results, progress)) as events:
+        running = _running(dispatcher, calls, batch, results, progress, early)
+        async with aclosing(running) as events:
             async for event in events:
                 yield event
+
+
+class Started(Protocol):
+    """Calls already running (started while the model answered), to be taken over."""
+
+    progress: asyncio.Queue[ToolProgress]
+
+    def take(self, block: ToolUseBlock) -> asyncio.Future[Any] | None:
+        """The running task of ``block``, or None to start it now."""
+        ...
 
 
 class _Escaped:
@@ -285,9 +299,10 @@ class _Escaped:
         self.exc = exc
 
 
-async def _contained(
+async def in_task(
     dispatcher: ToolDispatcher, block: ToolUseBlock, progress: asyncio.Queue[ToolProgress]
 ) -> ToolResultBlock | _Escaped:
+    """One call, as the body of a task of its own: its progress into ``progress``."""
     tool = dispatcher.tools.get(block.name)
     if tool is not None and tool.reports_progress:
 
@@ -307,12 +322,16 @@ async def _running(
     positions: Sequence[int],
     results: list[ToolResultBlock | None],
     progress: asyncio.Queue[ToolProgress],
+    early: Started | None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Start the calls at ``positions``; yield progress as it comes and each result as its call
     finishes (filling ``results``)."""
-    tasks: dict[asyncio.Future[Any], int] = {
-        asyncio.ensure_future(_contained(dispatcher, calls[i], progress)): i for i in positions
-    }
+    tasks: dict[asyncio.Future[Any], int] = {}
+    for i in positions:
+        task = None if early is None else early.take(calls[i])
+        if task is None:
+            task = asyncio.ensure_future(in_task(dispatcher, calls[i], progress))
+        tasks[task] = i
     pending = set(tasks)
     report: asyncio.Future[ToolProgress] | None = None
     try:

@@ -25,6 +25,7 @@ from .dispatch import (
     started,
     tools_by_name,
 )
+from .early import EarlyCalls
 from .errors import (
     MaxIterationsError,
     ModelStopError,
@@ -97,6 +98,7 @@ class Run:
         "answer",
         "cancel",
         "cut_short",
+        "early",
         "finished",
         "history",
         "listings",
@@ -122,6 +124,7 @@ class Run:
         self.listings: ListingCache | None = None
         self.finished = False
         self.cut_short = False
+        self.early: EarlyCalls | None = None
         self.answer = StopReason.END_TURN
         self.model_chain: ModelHandler | None = (
             model_chain(agent.middleware, _call_transport) if agent.middleware else None
@@ -190,10 +193,13 @@ class Run:
                 if self.cancel is not None and self.cancel.cancelled:
                     raise RunCancelled("the run was cancelled")
                 turn = TurnBuilder()
+                early = self._early(table, iteration)
                 model_events = self._model_call(sent, specs, iteration, turn)
                 try:
                     try:
                         async for event in model_events:
+                            if early is not None:
+                                early.see(event)
                             yield event
                     finally:  # as contextlib.aclosing, without its object held for the turn
                         await model_events.aclose()
@@ -209,16 +215,20 @@ class Run:
                     raise
                 if not calls or end.stop_reason not in _DISPATCHABLE:
                     if calls:
-                        for event in await self._skip(calls, end.stop_reason):
+                        for event in await self._skip(calls, end.stop_reason, early):
                             yield event
                     self._settle(bool(calls), end.stop_reason)
                     continue
-                dispatcher = dispatcher_for(self.agent, table, iteration, self.cancel)
+                dispatcher = (
+                    early.dispatcher
+                    if early is not None
+                    else dispatcher_for(self.agent, table, iteration, self.cancel)
+                )
                 results: list[ToolResultBlock | None] = [None] * len(calls)
                 try:
                     parallel = self.agent.execution == "parallel"
-                    if in_tasks(dispatcher, calls, parallel):
-                        events = run_in_tasks(dispatcher, calls, results, parallel)
+                    if early is not None or in_tasks(dispatcher, calls, parallel):
+                        events = run_in_tasks(dispatcher, calls, results, parallel, early)
                         async with aclosing(events) as running:
                             async for event in running:
                                 yield event
@@ -232,6 +242,8 @@ class Run:
                     raise
                 await self._store_dispatched(dispatcher, results)
         except BaseException as exc:
+            if self.early is not None:  # calls started while the failed turn streamed
+                await self.early.stop()
             closing = self._fail(exc)
             if closing is None:
                 raise
@@ -284,6 +296,15 @@ class Run:
         if agent.selector is not None:
             tools = list(await agent.selector.select(self.history, tools))
         return tools
+
+    def _early(self, table: dict[str, Tool], iteration: int) -> EarlyCalls | None:
+        """What starts this turn's calls while it streams, if the agent asks for that."""
+        agent = self.agent
+        if not agent.start_tools_early or agent.execution != "parallel":
+            return None
+        dispatcher = dispatcher_for(agent, table, iteration, self.cancel)
+        self.early = EarlyCalls(dispatcher)
+        return self.early
 
     def _messages_to_send(self, iteration: int) -> tuple[Sequence[Message], Trim | None]:
         """The context policy's view of the history, with the last-iteration note."""
@@ -349,10 +370,14 @@ class Run:
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
 
-    async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
-        """Answer the calls of a turn that ended before they were complete (their events)."""
+    async def _skip(
+        self, calls: list[ToolUseBlock], reason: StopReason, early: EarlyCalls | None
+    ) -> list[StreamEvent]:
+        """Answer the calls of a turn that ended before they were complete (their events);
+        calls started while it streamed did run, and keep their results."""
         why = f"the response ended with {reason.value!r} before the call was complete."
-        skipped = [not_run_result(b, why) for b in calls]
+        ran = {} if early is None else await early.finish(calls)
+        skipped = [ran.get(b.id) or not_run_result(b, why) for b in calls]
         await self._store_results(skipped)
         return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
 

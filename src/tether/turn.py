@@ -30,7 +30,7 @@ from .types import ToolSpec
 if TYPE_CHECKING:
     from .control import CancellationToken
 
-__all__ = ["TurnBuilder", "stream_turn"]
+__all__ = ["StreamedCall", "TurnBuilder", "stream_turn", "tool_use"]
 
 
 class _Reasoning:
@@ -44,7 +44,9 @@ class _Reasoning:
         self.provider: str | None = None
 
 
-class _Call:
+class StreamedCall:
+    """A tool call as it streams: its id, name and the pieces of its arguments so far."""
+
     __slots__ = ("id", "name", "parts")
 
     def __init__(self, id: str, name: str) -> None:
@@ -61,7 +63,7 @@ class TurnBuilder:
     def __init__(self) -> None:
         self.texts: dict[int, list[str]] = {}
         self.reasoning: dict[int, _Reasoning] = {}
-        self.calls: dict[int, _Call] = {}
+        self.calls: dict[int, StreamedCall] = {}
         self.end: IterationEnd | None = None
 
     def add_text(self, event: TextDelta) -> None:
@@ -90,11 +92,11 @@ class TurnBuilder:
             assert isinstance(event, ToolInputDelta)
             call = self.calls.get(event.index)
             if call is None:  # a lenient reading of a stream that skipped ToolUseStart
-                call = self.calls[event.index] = _Call(event.tool_use_id, "")
+                call = self.calls[event.index] = StreamedCall(event.tool_use_id, "")
             call.parts.append(event.partial_json)
         elif kind is ToolUseStart:
             assert isinstance(event, ToolUseStart)
-            self.calls[event.index] = _Call(event.tool_use_id, event.name)
+            self.calls[event.index] = StreamedCall(event.tool_use_id, event.name)
         elif kind is ReasoningDelta:
             assert isinstance(event, ReasoningDelta)
             r = self.reasoning.get(event.index)
@@ -130,7 +132,7 @@ class TurnBuilder:
         if self.calls and (len(self.calls) > 1 or any(not c.id for c in self.calls.values())):
             _unique_ids(self.calls.values())
         for i, c in self.calls.items():
-            block = _tool_use(c)
+            block = tool_use(c)
             calls.append(block)
             blocks.append((i, block))
         if not blocks:
@@ -142,7 +144,7 @@ class TurnBuilder:
         return Message("assistant", tuple(b for _, b in blocks)), calls
 
 
-def _unique_ids(calls: Iterable[_Call]) -> None:
+def _unique_ids(calls: Iterable[StreamedCall]) -> None:
     """Give every call of one response its own id (providers reject repeats and empty ones):
     a repeated or empty id gets a numbered suffix, sent back the same way in the results."""
     seen: set[str] = set()
@@ -161,7 +163,8 @@ def _index(item: tuple[int, Any]) -> int:
     return item[0]
 
 
-def _tool_use(call: _Call) -> ToolUseBlock:
+def tool_use(call: StreamedCall) -> ToolUseBlock:
+    """A call's block, its arguments read (and repaired) from what streamed."""
     raw = "".join(call.parts)
     parsed = parse_arguments(raw)
     if parsed.value is None:

@@ -40,3 +40,10 @@ def children() -> list[int]:
         if int(fields[1]) == me and fields[0] != "Z":
             found.append(int(entry))
     return found
+
+
+def other_tasks() -> set[object]:
+    """The asyncio tasks alive besides the current one (none may outlive a session)."""
+    import asyncio
+
+    return {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import children
+from mcp_helpers import children, other_tasks
 
 from tether import AgentSession, McpStdio, McpTool, Message
 from tether.testing import Call, Reply, ScriptedTransport
@@ -48,6 +48,7 @@ async def test_a_session_calls_a_real_server_and_a_local_tool(time_server: str) 
     assert '"timezone": "Asia/Tokyo"' in now.text and not now.is_error
     assert doubled.text == "42"
     assert set(children()) == before
+    assert other_tasks() == set()
 
 
 async def test_a_server_killed_during_a_session_call_becomes_an_error_result(
@@ -74,6 +75,7 @@ async def test_a_server_killed_during_a_session_call_becomes_an_error_result(
     (echo,) = results(session.messages[4])
     assert echo.text == "Echo: still there?" and not echo.is_error
     assert set(children()) == before
+    assert other_tasks() == set()
 
 
 async def test_cancelling_a_session_send_cancels_the_servers_call(

@@ -639,3 +639,43 @@ async def test_one_running_call_can_be_cancelled_without_ending_the_turn() -> No
     assert (first.text, first.is_error) == ("Tool call cancelled.", True)
     assert (second.text, second.is_error) == ("done 2", False)
     assert not session.cancel_tool_call(started["2"])  # finished calls are not running
+
+
+# -- approval while the answer streams ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("execution", ["sequential", "parallel"])
+async def test_a_complete_call_is_approved_while_the_answer_still_streams(execution: str) -> None:
+    from tether.testing import Hold
+
+    asked: list[str] = []
+    ran: list[str] = []
+    first_asked = asyncio.Event()
+
+    async def approve(tool: Tool, args: Any) -> bool:
+        asked.append(args["city"])
+        first_asked.set()
+        return True
+
+    def handler(args: dict[str, Any]) -> str:
+        ran.append(args["city"])
+        return "ok"
+
+    gate = asyncio.Event()
+    calls = [Call("w", {"city": "A"}), Call("w", {"city": "B"})]
+    model = ScriptedTransport([Hold(gate, Reply(tool_calls=calls), after_events=3), Reply("done")])
+    session = AgentSession(
+        model,
+        mcp_tools=[McpTool("w", "", WEATHER_SCHEMA, handler)],
+        approve_tool=approve,
+        execution=execution,  # type: ignore[arg-type]
+        start_tools_early=True,
+    )
+    send = asyncio.ensure_future(session.send("go"))
+    await asyncio.wait_for(first_asked.wait(), 5)
+    assert asked == ["A"]  # B's arguments are still streaming
+    assert ran == ([] if execution == "sequential" else ["A"])  # parallel calls start too
+    gate.set()
+    assert await asyncio.wait_for(send, 5) == "done"
+    assert asked == ["A", "B"]  # each call asked once
+    assert sorted(ran) == ["A", "B"]

@@ -12,10 +12,11 @@ from typing import Any, Literal, TypeVar, overload
 
 from ..agent import Agent
 from ..context import ContextStore, MemoryContextStore, new_session_id
+from ..early import CompleteCalls
 from ..errors import MaxIterationsError, TetherError
 from ..events import Error, IterationEnd, SessionEndEvent, StreamEvent, TextDelta
 from ..mcp.tool import McpTool
-from ..messages import Message
+from ..messages import Message, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import CompletionTransport
 from ..types import ZERO_USAGE, Usage
@@ -65,6 +66,7 @@ class AgentSession:
         store: Any = None,
         *,
         output_retries: int = 2,
+        start_tools_early: bool = False,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -85,6 +87,11 @@ class AgentSession:
         self._pending: Awaitable[Any] | None = None  # a snapshot an async store still has to give
         self._exits: AsyncExitStack | None = None
         self._in_flight = InFlight()
+        self._hooks = ToolHooks(on_tool, approve_tool) if on_tool or approve_tool else None
+        # Sequential calls are asked about while the answer streams; parallel ones start then.
+        self._ask_early = (
+            start_tools_early and approve_tool is not None and execution == "sequential"
+        )
         self._opened = not _opens(store)  # a tether store is opened on entering (or first use)
         self._limited = False  # the last run stopped at the round limit
         self._final = ""  # the last run's answer
@@ -96,9 +103,8 @@ class AgentSession:
             execution=execution,
             max_tool_result_chars=max_tool_result_chars,
             format_tool_error=None if on_tool_error is None else self._error_text(on_tool_error),
-            middleware=[ToolHooks(on_tool, approve_tool), self._in_flight]
-            if on_tool or approve_tool
-            else [self._in_flight],
+            middleware=[self._in_flight] if self._hooks is None else [self._hooks, self._in_flight],
+            start_tools_early=start_tools_early,
         )
 
     # -- resuming ---------------------------------------------------------------------------------
@@ -254,9 +260,12 @@ class AgentSession:
             await self._open_store()
         self._limited, self._final = False, ""
         failure: BaseException | None = None
+        watch = CompleteCalls() if self._ask_early else None
         try:
             async with self._agent.run_stream(user_input, self._context) as run:
                 async for event in run:
+                    if watch is not None:
+                        self._approve_early(watch.see(event))
                     if type(event) is IterationEnd:
                         self.last_usage = event.usage
                         self.total_usage = self.total_usage + event.usage
@@ -270,9 +279,18 @@ class AgentSession:
                         self._final = await run.get_final_text()
                     yield event
         finally:
+            if self._hooks is not None:
+                self._hooks.forget()
             self._messages = await self._context.get_history()
         if failure is not None:
             raise failure
+
+    def _approve_early(self, blocks: list[ToolUseBlock]) -> None:
+        assert self._hooks is not None
+        for block in blocks:
+            tool = self._tools.offered(block.name)
+            if tool is not None:
+                self._hooks.ask_early(tool, block)
 
     def _limit_text(self) -> str:
         return (

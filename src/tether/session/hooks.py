@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from ..interrupt import Interrupt
-from ..messages import ToolResultBlock
+from ..messages import ToolResultBlock, ToolUseBlock
 from ..middleware import Middleware, ToolHandler, ToolRequest
 from ..tools.tool import Tool
 
@@ -45,11 +45,27 @@ ApproveTool: TypeAlias = Callable[[Tool, Mapping[str, Any]], bool | Awaitable[bo
 class ToolHooks(Middleware):
     """``on_tool`` around the call, then ``approve_tool`` (a refusal: "Tool call denied.")."""
 
-    __slots__ = ("approve", "on_tool")
+    __slots__ = ("approve", "asked", "on_tool")
 
     def __init__(self, on_tool: OnTool | None, approve: ApproveTool | None) -> None:
         self.on_tool = on_tool
         self.approve = approve
+        self.asked: dict[str, tuple[Mapping[str, Any], asyncio.Future[bool]]] = {}
+
+    def ask_early(self, tool: Tool, block: ToolUseBlock) -> None:
+        """Ask ``approve_tool`` about a call whose arguments are complete, while the model still
+        answers; the call's dispatch then takes the answer (if its arguments are the same)."""
+        if self.approve is not None and block.id not in self.asked:
+            self.asked[block.id] = (
+                block.input,
+                asyncio.ensure_future(self._ask(tool, block.input)),
+            )
+
+    def forget(self) -> None:
+        """Drop the early questions no dispatch took (the run ended without it)."""
+        for _, question in self.asked.values():
+            question.cancel()
+        self.asked.clear()
 
     async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
         if self.on_tool is None:
@@ -68,12 +84,21 @@ class ToolHooks(Middleware):
 
     async def _approved(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
         if self.approve is not None and call.tool is not None:
-            answer = self.approve(call.tool, call.input)
-            if inspect.isawaitable(answer):
-                answer = await answer
-            if answer is not True:  # a hook that returns nothing refuses
+            early = self.asked.pop(call.id, None)
+            if early is not None and early[0] == call.input:
+                approved = await early[1]
+            else:
+                approved = await self._ask(call.tool, call.input)
+            if not approved:
                 return ToolResultBlock(call.id, DENIED, True)
         return await call_next(call)
+
+    async def _ask(self, tool: Tool, args: Mapping[str, Any]) -> bool:
+        assert self.approve is not None
+        answer = self.approve(tool, args)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return answer is True  # a hook that returns nothing refuses
 
 
 class InFlight(Middleware):

@@ -47,3 +47,7 @@ class SessionTools:
     def named(self, name: str) -> Tool:
         """The tool offered under ``name`` in the latest listing."""
         return self._by_name[name]
+
+    def offered(self, name: str) -> Tool | None:
+        """The tool offered under ``name`` in the latest listing, if any."""
+        return self._by_name.get(name)
