@@ -20,6 +20,7 @@ from tether import (
     AgentSession,
     ConversationStore,
     McpTool,
+    MemoryContextStore,
     Message,
     OutputValidationError,
     Tool,
@@ -679,3 +680,47 @@ async def test_a_complete_call_is_approved_while_the_answer_still_streams(execut
     assert await asyncio.wait_for(send, 5) == "done"
     assert asked == ["A", "B"]  # each call asked once
     assert sorted(ran) == ["A", "B"]
+
+
+class TetherStoreLike:
+    """A store with ``open(session_id)`` giving a ContextStore, as ``tether.stores`` has."""
+
+    def __init__(self) -> None:
+        self.contexts: dict[str, MemoryContextStore] = {}
+        self.opened: list[str] = []
+
+    async def open(self, session_id: str) -> MemoryContextStore:
+        self.opened.append(session_id)
+        return self.contexts.setdefault(session_id, MemoryContextStore(session_id=session_id))
+
+
+async def test_a_tether_store_keeps_every_message_as_it_is_appended() -> None:
+    store = TetherStoreLike()
+    async with AgentSession(
+        ScriptedTransport([Reply("one")]), store=store, session_id="s1"
+    ) as session:
+        await session.send("hi")
+        assert session.save() is None  # nothing left to save
+    assert [m.text for m in store.contexts["s1"].messages] == ["hi", "one"]
+    resumed = AgentSession.load(
+        client=ScriptedTransport([Reply("two")]), store=store, session_id="s1"
+    )
+    await resumed.send("again")
+    assert [m.text for m in resumed.messages] == ["hi", "one", "again", "two"]
+    assert store.opened == ["s1", "s1"]
+
+
+async def test_a_session_closes_the_transport_it_made_from_a_model_string(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    closed: list[bool] = []
+    async with AgentSession("openai:gpt-4.1") as session:
+        original = session.client.aclose  # type: ignore[attr-defined]
+
+        async def aclose() -> None:
+            closed.append(True)
+            await original()
+
+        session.client.aclose = aclose  # type: ignore[attr-defined]
+    assert closed == [True]

@@ -73,6 +73,7 @@ class AgentSession:
         if execution not in ("sequential", "parallel"):
             raise ValueError(f"execution must be 'sequential' or 'parallel', got {execution!r}")
         self.client = _transport(client)
+        self._owns_client = isinstance(client, str)  # made here from a model string: closed here
         self.system = system
         self.max_tool_rounds = max_tool_rounds
         self.output_retries = output_retries
@@ -164,8 +165,13 @@ class AgentSession:
 
     async def __aexit__(self, *exc_info: object) -> None:
         exits, self._exits = self._exits, None
-        if exits is not None:
-            await exits.aclose()
+        try:
+            if exits is not None:
+                await exits.aclose()
+        finally:
+            close = getattr(self.client, "aclose", None) if self._owns_client else None
+            if close is not None:
+                await close()
 
     async def _open_store(self) -> None:
         if self._pending is not None:
