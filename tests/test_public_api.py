@@ -90,8 +90,8 @@ LAYERS: dict[str, set[str]] = {
     "base": {"clock", "interrupt"},
     "parts": {"tools", "transports", "context", "control", "budget"},
     "sources": {"mcp"},
-    "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "early", "loop", "stream",
-               "agent"},
+    "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "early", "loop",
+               "stream", "agent"},
     "doors": {"testing", "providers", "local", "cli", "session"},
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}
