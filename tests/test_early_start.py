@@ -128,3 +128,31 @@ def test_output_guardrails_rule_out_starting_early() -> None:
             start_tools_early=True,
             output_guardrails=[lambda m: Allow()],
         )
+
+
+async def test_arguments_that_needed_repair_do_not_start_early() -> None:
+    work, gate = Work(), asyncio.Event()
+    calls = [Call("work", raw_arguments='{"tag": "a",}'), Call("work", {"tag": "b"})]
+    model = ScriptedTransport([Hold(gate, Reply(tool_calls=calls), after_events=3), Reply("ok")])
+    run = asyncio.ensure_future(agent(model, work).run("go"))
+    await asyncio.sleep(0.1)
+    assert work.started == []  # a repaired prefix might have been cut short: it waits
+    gate.set()
+    assert await asyncio.wait_for(run, 5) == "ok"
+    assert sorted(work.started) == ["a", "b"]
+
+
+async def test_a_turn_closed_at_its_end_keeps_the_results_of_calls_that_ran() -> None:
+    work = Work()
+    model = ScriptedTransport([Reply(tool_calls=TWO_CALLS), Reply("ok")])
+    store = MemoryContextStore()
+    stream = agent(model, work).run_stream("go", store)
+    async for event in stream:
+        if type(event).__name__ == "IterationEnd":
+            await asyncio.sleep(0.05)  # a finished while the turn ended
+            break
+    await stream.aclose()
+    results = {r.tool_use_id: r for r in store.messages[-1].tool_results}
+    assert len(results) == 2
+    assert results["call_1"].text == "did a"  # it ran: its result stands
+    assert results["call_2"].is_error  # never started

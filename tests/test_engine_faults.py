@@ -474,3 +474,33 @@ async def test_dispatch_tools_handles_unknown_tools_and_keeps_order() -> None:
     assert [r.tool_use_id for r in results] == ["1", "2", "3"]
     assert results[0] == ToolResultBlock("1", "one") and results[2] == ToolResultBlock("3", "two")
     assert results[1].is_error and "Unknown tool 'nope'" in results[1].text
+
+
+async def test_a_guard_or_middleware_whose_await_was_cancelled_fails_only_that_call() -> None:
+    """Something a guard awaited was cancelled (a UI prompt closed): an error result for the
+    call, not a cancelled run."""
+    from tether import Agent, Allow, Middleware, Tool, ToolRequest
+
+    async def prompt_closed() -> None:
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter.cancel()
+        await waiter
+
+    async def guard(call: Any) -> Allow:
+        await prompt_closed()
+        return Allow()
+
+    class Closing(Middleware):
+        async def wrap_tool_call(self, call: ToolRequest, call_next: Any) -> ToolResultBlock:
+            await prompt_closed()
+            return await call_next(call)
+
+    async def echo(text: str) -> str:
+        return text
+
+    for extra in ({"guards": [guard]}, {"middleware": [Closing()]}):
+        model = ScriptedTransport([Reply(tool_calls=[Call("echo", {"text": "x"})]), Reply("ok")])
+        agent = Agent("s", model, tools=[Tool("echo", echo)], **extra)  # type: ignore[arg-type]
+        assert await agent.run("go") == "ok"
+        (result,) = model.requests[1].last_message.tool_results
+        assert result.is_error and "cancelled" in result.text

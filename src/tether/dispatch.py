@@ -9,6 +9,7 @@ the run's task) escapes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from .control import CancellationToken
 
 __all__ = [
+    "PROGRESS_BACKLOG",
     "ErrorFormatter",
     "ToolDispatcher",
     "dispatcher_for",
@@ -56,6 +58,9 @@ __all__ = [
     "tools_by_name",
     "truncate_result",
 ]
+
+
+PROGRESS_BACKLOG = 1_000  # progress reports held while a reader is not reading
 
 
 def tools_by_name(tools: Sequence[Tool]) -> dict[str, Tool]:
@@ -94,6 +99,11 @@ class ToolDispatcher:
     async def _through(self, chain: ToolHandler, block: ToolUseBlock) -> ToolResultBlock:
         try:
             result = await chain(ToolRequest(block, self.tools.get(block.name), self.iteration))
+        except asyncio.CancelledError as exc:
+            if _run_cancelled():
+                raise
+            text = f"Error: a middleware on tool '{block.name}' was cancelled: {exc!r}"
+            return ToolResultBlock(block.id, text, True)
         except Exception as exc:
             text = f"Error: a middleware failed on tool '{block.name}': {describe_exception(exc)}"
             return ToolResultBlock(block.id, text, True)
@@ -131,8 +141,7 @@ class ToolDispatcher:
             text = f"Error: {exception_message(exc)}. Call the tool again with corrected arguments."
             return ToolResultBlock(block.id, text, True)
         except asyncio.CancelledError as exc:
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
+            if _run_cancelled():
                 raise  # this run is being cancelled
             # Something the tool awaited was cancelled (e.g. its server went away): a tool failure.
             return ToolResultBlock(block.id, self._error_text(tool, arguments, exc), True)
@@ -157,6 +166,11 @@ class ToolDispatcher:
                 (*self.guards, *tool.guards),
                 ToolCall(block.id, block.name, arguments, tool, self.iteration),
             )
+        except asyncio.CancelledError:
+            if _run_cancelled():
+                raise
+            text = f"Error: a guard of tool '{block.name}' was cancelled"
+            return ToolResultBlock(block.id, text, True)
         except Exception as exc:
             text = f"Error: a guard of tool '{block.name}' failed: {describe_exception(exc)}"
             return ToolResultBlock(block.id, text, True)
@@ -182,6 +196,12 @@ class ToolDispatcher:
             except Exception:  # a broken formatter must not lose the result
                 pass
         return default_error_text(tool.name, arguments, exc)
+
+
+def _run_cancelled() -> bool:
+    """Whether this task itself is being cancelled (not just something it awaited)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def dispatcher_for(
@@ -269,7 +289,9 @@ async def run_in_tasks(
     progress events while the calls run, and each result's event as it finishes (``results``
     filled in call order). Leaving early cancels the calls still running. Calls ``early``
     started while the model answered are taken over, not started again."""
-    progress: asyncio.Queue[ToolProgress] = asyncio.Queue() if early is None else early.progress
+    progress: asyncio.Queue[ToolProgress] = (
+        asyncio.Queue(PROGRESS_BACKLOG) if early is None else early.progress
+    )
     batches = [range(len(calls))] if parallel else [range(i, i + 1) for i in range(len(calls))]
     for batch in batches:
         for i in batch:
@@ -307,7 +329,8 @@ async def in_task(
     if tool is not None and tool.reports_progress:
 
         def sink(done: float, total: float | None, message: str | None) -> None:
-            progress.put_nowait(ToolProgress(block.id, block.name, done, total, message))
+            with contextlib.suppress(asyncio.QueueFull):  # a flood: later reports are dropped
+                progress.put_nowait(ToolProgress(block.id, block.name, done, total, message))
 
         reporting_to(sink)  # this task's own context: only this call reports here
     try:

@@ -5,10 +5,9 @@ response begins, and the dispatch step takes its task over instead of starting i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
-from .dispatch import ToolDispatcher, in_task
+from .dispatch import PROGRESS_BACKLOG, ToolDispatcher, in_task
 from .events import (
     ReasoningDelta,
     StreamEvent,
@@ -41,7 +40,7 @@ class CompleteCalls:
             return []
         index: int = event.index  # type: ignore[union-attr]
         done = [i for i in self.open if i < index]
-        complete = [tool_use(self.open.pop(i)) for i in sorted(done)]
+        complete = [self.open.pop(i) for i in sorted(done)]
         if kind is ToolUseStart:
             assert isinstance(event, ToolUseStart)
             self.open[index] = StreamedCall(event.tool_use_id, event.name)
@@ -50,24 +49,28 @@ class CompleteCalls:
             call = self.open.get(index)
             if call is not None:
                 call.parts.append(event.partial_json)
-        return [block for block in complete if block.id]
+        return [tool_use(call) for call in complete if call.id and call.parts]
 
 
 class EarlyCalls:
     """The calls of one streaming turn started before it ended."""
 
-    __slots__ = ("dispatcher", "progress", "started", "watch")
+    __slots__ = ("dispatcher", "done", "progress", "stale", "started", "watch")
 
     def __init__(self, dispatcher: ToolDispatcher) -> None:
         self.dispatcher = dispatcher
         self.watch = CompleteCalls()
         self.started: dict[str, tuple[ToolUseBlock, asyncio.Future[Any]]] = {}
-        self.progress: asyncio.Queue[ToolProgress] = asyncio.Queue()
+        self.done: dict[str, ToolResultBlock] = {}  # results of started calls that finished
+        self.stale: list[asyncio.Future[Any]] = []  # cancelled: their arguments changed
+        self.progress: asyncio.Queue[ToolProgress] = asyncio.Queue(PROGRESS_BACKLOG)
 
     def see(self, event: StreamEvent) -> None:
         """Take the turn's next event; start the calls it completes."""
         for block in self.watch.see(event):
-            if block.id not in self.started:  # a repeated id is renamed at the end: not here
+            # Only arguments that parsed as sent (a repaired prefix could be cut short), and
+            # only a first use of an id (a repeated one is renamed when the turn ends).
+            if block.raw_arguments is None and block.id not in self.started:
                 task = asyncio.ensure_future(in_task(self.dispatcher, block, self.progress))
                 self.started[block.id] = (block, task)
 
@@ -81,27 +84,34 @@ class EarlyCalls:
         if early == block:
             return task
         task.cancel()
+        self.stale.append(task)
         return None
 
     async def finish(self, calls: list[ToolUseBlock]) -> dict[str, ToolResultBlock]:
         """The results of the calls that were started, once they end (for a turn whose calls
         are otherwise not run): they ran, so their results stand."""
-        done: dict[str, ToolResultBlock] = {}
         for block in calls:
-            task = self.take(block)
-            if task is None:
-                continue
-            outcome = await task
-            if type(outcome) is ToolResultBlock:
-                done[block.id] = outcome
-        return done
+            found = self.started.get(block.id)
+            if found is not None and found[0] == block:
+                outcome = await found[1]
+                del self.started[block.id]
+                if type(outcome) is ToolResultBlock:
+                    self.done[block.id] = outcome
+        await self.stop()
+        return self.done
 
-    async def stop(self) -> None:
-        """The run failed or was closed: cancel what still runs and wait for it."""
-        tasks = [task for _, task in self.started.values()]
+    async def stop(self) -> dict[str, ToolResultBlock]:
+        """The turn ends without dispatch (failed, closed, or cut off): cancel what still runs,
+        wait for it, and give the results of the calls that did finish."""
+        running = [(block, task) for block, task in self.started.values()]
         self.started.clear()
-        for task in tasks:
+        for _, task in running:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        stale, self.stale = self.stale, []
+        await asyncio.gather(*(t for _, t in running), *stale, return_exceptions=True)
+        for block, task in running:
+            if task.cancelled() or task.exception() is not None:
+                continue
+            if type(task.result()) is ToolResultBlock:
+                self.done[block.id] = task.result()
+        return self.done

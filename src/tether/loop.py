@@ -211,7 +211,7 @@ class Run:
                     yield end
                 except BaseException:
                     if calls:  # closed before dispatch began: the stored calls need results
-                        await self._store_interrupted(calls, [None] * len(calls))
+                        await self._interrupt_turn(calls, early)
                     raise
                 if not calls or end.stop_reason not in _DISPATCHABLE:
                     if calls:
@@ -376,7 +376,11 @@ class Run:
         """Answer the calls of a turn that ended before they were complete (their events);
         calls started while it streamed did run, and keep their results."""
         why = f"the response ended with {reason.value!r} before the call was complete."
-        ran = {} if early is None else await early.finish(calls)
+        try:
+            ran = {} if early is None else await early.finish(calls)
+        except BaseException:
+            await self._interrupt_turn(calls, early)
+            raise
         skipped = [ran.get(b.id) or not_run_result(b, why) for b in calls]
         await self._store_results(skipped)
         return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
@@ -409,6 +413,12 @@ class Run:
         limit = self.agent.max_tool_result_chars
         self.history.append(full if limit is None else model_view(full, limit))
         return self.store.append(full)
+
+    async def _interrupt_turn(self, calls: list[ToolUseBlock], early: EarlyCalls | None) -> None:
+        """A turn's stored calls get results though none is dispatched: those started while it
+        streamed and finished keep theirs, the rest are interrupted."""
+        ran = {} if early is None else await survive(early.stop())
+        await self._store_interrupted(calls, [ran.get(b.id) for b in calls])
 
     async def _store_interrupted(
         self, calls: list[ToolUseBlock], results: list[ToolResultBlock | None]

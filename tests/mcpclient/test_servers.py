@@ -152,7 +152,9 @@ async def test_a_server_killed_while_idle_reconnects_before_the_next_call(
 async def test_a_server_that_never_starts_names_itself_and_its_stderr() -> None:
     script = "import sys; print('config file missing', file=sys.stderr); sys.exit(3)"
     before = set(children())
-    with pytest.raises(McpError, match=r"MCP server 'broken'.*config file missing"):
+    with pytest.raises(
+        McpError, match=r"(?s)MCP server 'broken'.*stderr ended with:\nconfig file missing"
+    ):
         async with McpStdio(sys.executable, ["-c", script], name="broken", connect_timeout=10):
             pass
     with pytest.raises(McpError, match="failed to start"):
@@ -286,3 +288,40 @@ async def test_progress_notifications_become_events(everything: list[str]) -> No
     assert all(p.total == 4.0 and p.name == "trigger-long-running-operation" for p in progress)
     (result,) = [e for e in events if isinstance(e, ToolResult)]
     assert events.index(progress[-1]) < events.index(result) and not result.is_error
+
+
+async def test_an_http_server_that_restarts_is_reconnected(everything: list[str]) -> None:
+    """A restarted server has forgotten the session: the call that finds out fails without
+    running, and the next use connects again."""
+    import subprocess
+
+    from mcp_helpers import wait_for_port
+
+    port = free_port()
+    env = {"PATH": os.environ.get("PATH", ""), "PORT": str(port)}
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [everything[0], everything[1], "streamableHttp"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(port, proc)
+        return proc
+
+    proc = start()
+    try:
+        async with McpStreamable(f"http://127.0.0.1:{port}/mcp", connect_timeout=10) as server:
+            assert (await server.call("echo", {"message": "one"})).content == "Echo: one"
+            proc.kill()
+            proc.wait()
+            proc = start()
+            try:
+                await server.call("echo", {"message": "lost"})
+            except McpError as exc:
+                assert "HTTP error" in str(exc) or "went away" in str(exc)
+            assert (await server.call("echo", {"message": "two"})).content == "Echo: two"
+    finally:
+        proc.kill()
+        proc.wait()

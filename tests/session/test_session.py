@@ -724,3 +724,102 @@ async def test_a_session_closes_the_transport_it_made_from_a_model_string(
 
         session.client.aclose = aclose  # type: ignore[attr-defined]
     assert closed == [True]
+
+
+# -- found in review ----------------------------------------------------------------------------
+
+
+async def test_cancelling_the_send_while_a_call_is_being_cancelled_still_cancels_the_send() -> None:
+    started = asyncio.Event()
+    ids: list[str] = []
+
+    async def slow(args: dict[str, Any]) -> str:
+        started.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    @contextmanager
+    def note(tc: ToolCallContext) -> Iterator[None]:
+        ids.append(tc.id)
+        yield
+
+    model = ScriptedTransport([Reply(tool_calls=[Call("slow", {})]), Reply("never")])
+    session = AgentSession(
+        model, mcp_tools=[McpTool("slow", "", {"type": "object"}, slow)], on_tool=note
+    )
+    send = asyncio.ensure_future(session.send("go"))
+    await asyncio.wait_for(started.wait(), 5)
+    assert session.cancel_tool_call(ids[0])
+    send.cancel()  # in the same moment: the user's cancel must not be swallowed
+    with pytest.raises(asyncio.CancelledError):
+        await send
+    assert model.call_count == 1
+
+
+async def test_leaving_a_stream_early_stops_the_run_and_keeps_history_valid() -> None:
+    model = ScriptedTransport([Reply("one two three", chunks=3), Reply("next")])
+    session = AgentSession(model)
+    async for _ in session.stream("go"):
+        break
+    assert {t for t in asyncio.all_tasks() if t is not asyncio.current_task()} == set()
+    assert await session.send("again") == "next"
+    assert [m.role for m in session.messages][-2:] == ["user", "assistant"]
+
+
+async def test_typed_output_keeps_the_blocks_of_a_message() -> None:
+    from tether import ImageBlock, TextBlock
+
+    model = ScriptedTransport([Reply('{"city": "Paris", "temp": 22}')])
+    session = AgentSession(model)
+    image = ImageBlock("image/png", "iVBORw0KGgo=")
+    await session.send(Message("user", [TextBlock("What is this?"), image]), output=Forecast)
+    sent = model.requests[0].last_message.content
+    assert sent[1] == image and '"temp"' in sent[-1].text  # type: ignore[union-attr]
+
+
+async def test_early_approval_asks_once_per_call_over_several_turns() -> None:
+    from tether.testing import Hold
+
+    asked: list[str] = []
+
+    def approve(tool: Tool, args: Any) -> bool:
+        asked.append(args["city"])
+        return True
+
+    gate = asyncio.Event()
+    gate.set()
+    model = ScriptedTransport(
+        [
+            Reply("Looking.", tool_calls=[Call("w", {"city": "A"})]),
+            Hold(
+                gate,
+                Reply(
+                    "More.",
+                    reasoning="hmm",
+                    tool_calls=[Call("w", {"city": "B"}), Call("w", {"city": "C"})],
+                ),
+            ),
+            Reply("done"),
+        ]
+    )
+    session = AgentSession(
+        model,
+        mcp_tools=[McpTool("w", "", WEATHER_SCHEMA, lambda a: "ok")],
+        approve_tool=approve,
+        start_tools_early=True,
+    )
+    assert await session.send("go") == "done"
+    assert sorted(asked) == ["A", "B", "C"]
+
+
+async def test_a_server_that_cannot_list_leaves_the_other_tools_usable() -> None:
+    from tether.mcp import McpError
+
+    class Broken(FakeServer):
+        async def list_tools(self) -> list[Tool]:
+            raise McpError("cannot reach it")
+
+    model = ScriptedTransport([Reply(tool_calls=[Call("get_weather", {"city": "A"})]), Reply("ok")])
+    async with AgentSession(model, mcp_tools=[weather_tool(), Broken("down", [], [])]) as s:
+        assert await s.send("go") == "ok"
+    assert model.requests[0].tool_names == ["get_weather"]

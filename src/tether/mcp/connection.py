@@ -49,23 +49,31 @@ class Connection:
             async with asyncio.timeout(limit):
                 self.client = await asyncio.shield(ready)
         except BaseException:
-            await self.close()
+            await self.close(at_once=True)  # still connecting: nothing to shut down in order
             raise
         return self.client
 
-    async def close(self) -> None:
-        """Disconnect and wait for the server to be shut down (its process ended)."""
+    def lose(self) -> None:
+        """The server ended this connection (its session expired): the next use reconnects."""
+        self._ended = True
+
+    async def close(self, *, at_once: bool = False) -> None:
+        """Disconnect and wait for the server to be shut down (its process ended); the task is
+        cancelled if that takes too long, or at once, or if the caller is cancelled meanwhile."""
         self._stop.set()
         task, self._task = self._task, None
         if task is None:
             return
         try:
-            async with asyncio.timeout(_CLOSE_WAIT):
-                await asyncio.shield(task)
+            if not at_once:
+                async with asyncio.timeout(_CLOSE_WAIT):
+                    await asyncio.shield(task)
         except TimeoutError:
-            task.cancel()
-        with contextlib.suppress(BaseException):
-            await task
+            pass
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
     async def _hold(self, ready: asyncio.Future[Any]) -> None:
         from mcp import Client  # noqa: PLC0415 - the SDK loads with the first connection

@@ -14,14 +14,17 @@ from ..messages import ImageBlock, TextBlock, ToolResultContent
 __all__ = ["MAX_RESULT_CHARS", "result_content"]
 
 MAX_RESULT_CHARS = 1_000_000  # per result, all its text together
+_MAX_ITEMS = 100  # content items kept from one result
+_MAX_IMAGE_CHARS = 8_000_000  # base64 characters of one image (about 6 MB)
 _IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
 
 
 def result_content(result: Any, limit: int = MAX_RESULT_CHARS) -> ToolResultContent:
     """``result`` (an SDK ``CallToolResult``) as content: one string when it is all text."""
-    blocks: list[TextBlock | ImageBlock] = []
-    for item in result.content or ():
-        blocks.append(_block(item))
+    items = list(result.content or ())
+    blocks = [_block(item) for item in items[:_MAX_ITEMS]]
+    if len(items) > _MAX_ITEMS:
+        blocks.append(TextBlock(f"[{len(items) - _MAX_ITEMS} more content items not shown]"))
     structured = getattr(result, "structured_content", None)
     if structured is not None and not any(type(b) is TextBlock for b in blocks):
         blocks.append(TextBlock(json.dumps(structured, ensure_ascii=False, default=str)))
@@ -58,7 +61,7 @@ def _resource(resource: Any) -> TextBlock | ImageBlock:
 
 def _image(mime: Any, data: Any) -> ImageBlock | None:
     """An image block if ``data`` is base64 of a supported image type."""
-    if mime not in _IMAGE_TYPES or not isinstance(data, str):
+    if mime not in _IMAGE_TYPES or not isinstance(data, str) or len(data) > _MAX_IMAGE_CHARS:
         return None
     try:
         b64decode(data, validate=True)

@@ -9,11 +9,12 @@ next use reconnects, a bounded number of times.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import warnings
 from collections.abc import Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Self
 
 from ..errors import TetherError
 from ..interrupt import Overrun, within
@@ -33,6 +34,13 @@ _MAX_TOOLS = 1_000
 _MAX_PROGRESS_MESSAGE = 500  # characters of a progress message kept
 _CONNECTION_CLOSED = -32000
 _REQUEST_TIMEOUT = -32001
+# What the SDK's HTTP transport says when the server refused a request outright (an expired
+# session gives 404 or, from some servers, 400): the connection is dropped and made again.
+_HTTP_FAILURES = frozenset(
+    ((-32600, "Session terminated"), (-32603, "Server returned an error response"))
+)
+_MAX_DESCRIPTION = 4_000  # characters of a tool's description kept
+_MAX_SCHEMA = 64_000  # characters of a tool's JSON Schema; a larger tool is left out
 
 
 class McpError(TetherError):
@@ -77,7 +85,7 @@ class McpServer:
 
     # -- entering and leaving ---------------------------------------------------------------------
 
-    async def __aenter__(self) -> McpServer:
+    async def __aenter__(self) -> Self:
         await self._connect()
         self._entered = True
         return self
@@ -130,6 +138,12 @@ class McpServer:
         if getattr(execution, "task_support", None) == "required":
             return None  # only callable as a task, which this client does not run
         name = definition.name
+        schema = definition.input_schema or {}
+        if len(json.dumps(schema, default=str)) > _MAX_SCHEMA:
+            log.warning(
+                "%s: tool %r left out: its input schema is too large", self.describe(), name
+            )
+            return None
 
         async def call(**arguments: Any) -> ToolResultBlock:
             return await self.call(name, arguments, progress_sink())
@@ -138,8 +152,8 @@ class McpServer:
             return Tool(
                 name,
                 call,
-                definition.description or "",
-                schema=definition.input_schema or {},
+                (definition.description or "")[:_MAX_DESCRIPTION],
+                schema=schema,
                 reports_progress=True,
             )
         except (TypeError, ValueError) as exc:
@@ -182,7 +196,24 @@ class McpServer:
                 raise McpError(self._said(f"{self.describe()} went away during {what}")) from None
             if exc.code == _REQUEST_TIMEOUT:
                 raise McpError(f"{what} timed out after {self.timeout:g} s") from None
+            if (exc.code, exc.message) in _HTTP_FAILURES:
+                self._lose()  # e.g. the server restarted and forgot the session: reconnect
+                raise McpError(
+                    f"{self.describe()} answered {what} with an HTTP error "
+                    f"({exc.message}); the next use reconnects"
+                ) from None
             raise McpError(self._said(f"{self.describe()} refused {what}: {exc.message}")) from None
+        except McpError:
+            raise
+        except Exception as exc:  # a malformed answer, or a failure inside the SDK
+            raise McpError(
+                self._said(f"{self.describe()} failed {what}: {type(exc).__name__}: {exc}")
+            ) from None
+
+    def _lose(self) -> None:
+        self._changed()
+        if self._connection is not None:
+            self._connection.lose()
 
     async def _live(self) -> Any:
         """The connected client, reconnecting first if the server went away."""
@@ -211,6 +242,11 @@ class McpServer:
             except McpError as exc:
                 failure = exc
                 continue
+            if not self._entered:  # the server was left meanwhile: do not keep this connection
+                connection, self._connection = self._connection, None
+                if connection is not None:
+                    await connection.close()
+                raise McpError(f"{self.describe()} was closed")
             self._changed()  # a restarted server may offer other tools
             return client
         raise McpError(f"{failure} (gave up after {len(_RECONNECT_DELAYS)} reconnection attempts)")

@@ -44,7 +44,8 @@ class McpStdio(McpServer):
         self._errlog: IO[str] | None = None
 
     def describe(self) -> str:
-        return f"MCP server {self.prefix!r} ({' '.join([self.command, *self.args])})"
+        # The command only: its arguments may hold a token.
+        return f"MCP server {self.prefix!r} ({self.command})"
 
     def _transport(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
         from mcp import StdioServerParameters, stdio_client  # noqa: PLC0415

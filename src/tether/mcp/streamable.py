@@ -37,7 +37,8 @@ class McpStreamable(McpServer):
         self._token = token
 
     def describe(self) -> str:
-        return f"MCP server {self.prefix!r} ({self.url})"
+        parts = urlsplit(self.url)  # without the query, which may hold a key
+        return f"MCP server {self.prefix!r} ({parts.scheme}://{parts.netloc}{parts.path})"
 
     def __repr__(self) -> str:
         return f"McpStreamable({self.url!r}, token={'***' if self._token else None})"

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..tools.tool import Tool
 
 __all__ = ["McpTool"]
-
-_OPEN_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,9 +18,9 @@ class McpTool:
     """A local tool: ``handler(args)`` (sync or async) gets the model's arguments as one dict."""
 
     name: str
-    description: str = ""
-    input_schema: Mapping[str, Any] = field(default_factory=lambda: dict(_OPEN_SCHEMA))
-    handler: Callable[[dict[str, Any]], Any] | None = None
+    description: str
+    input_schema: Mapping[str, Any]
+    handler: Callable[[dict[str, Any]], Any]
 
     def __post_init__(self) -> None:
         if not callable(self.handler):
@@ -35,7 +33,6 @@ class McpTool:
     def as_tool(self) -> Tool:
         """This tool as the loop runs it."""
         handler = self.handler
-        assert handler is not None
 
         async def call(**args: Any) -> Any:
             value = handler(args)

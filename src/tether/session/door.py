@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack
-from typing import Any, Literal, TypeVar, overload
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, aclosing
+from typing import Any, Literal, Self, TypeVar, overload
 
 from ..agent import Agent
 from ..context import ContextStore, MemoryContextStore, new_session_id
 from ..early import CompleteCalls
 from ..errors import MaxIterationsError, TetherError
-from ..events import Error, IterationEnd, SessionEndEvent, StreamEvent, TextDelta
+from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..mcp.tool import McpTool
-from ..messages import Message, ToolUseBlock
+from ..messages import Message, TextBlock, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import CompletionTransport
 from ..types import ZERO_USAGE, Usage
@@ -145,7 +145,7 @@ class AgentSession:
 
     # -- entering and leaving ---------------------------------------------------------------------
 
-    async def __aenter__(self) -> AgentSession:
+    async def __aenter__(self) -> Self:
         exits = AsyncExitStack()
         await exits.__aenter__()
         try:
@@ -158,7 +158,10 @@ class AgentSession:
                         await done
             await self._open_store()
         except BaseException:
-            await exits.aclose()
+            try:
+                await exits.aclose()
+            finally:
+                await self._close_client()
             raise
         self._exits = exits
         return self
@@ -169,9 +172,12 @@ class AgentSession:
             if exits is not None:
                 await exits.aclose()
         finally:
-            close = getattr(self.client, "aclose", None) if self._owns_client else None
-            if close is not None:
-                await close()
+            await self._close_client()
+
+    async def _close_client(self) -> None:
+        close = getattr(self.client, "aclose", None) if self._owns_client else None
+        if close is not None:
+            await close()
 
     async def _open_store(self) -> None:
         if self._pending is not None:
@@ -202,13 +208,15 @@ class AgentSession:
             return await self._answer(user_input)
         return await self._typed(user_input, OutputSpec.of(output))
 
-    async def stream(self, user_input: str | Message) -> AsyncIterator[str]:
-        """Send a message; the answer's text as it arrives (tool calls are silent)."""
-        async for event in self._run(user_input):
-            if type(event) is TextDelta:
-                yield event.delta
-            elif type(event) is str:
-                yield event
+    async def stream(self, user_input: str | Message) -> AsyncGenerator[str, None]:
+        """Send a message; the answer's text as it arrives (tool calls are silent). Leaving
+        early (``break``) stops the run there, its history kept valid."""
+        async with aclosing(self._run(user_input)) as events:
+            async for event in events:
+                if type(event) is TextDelta:
+                    yield event.delta
+                elif type(event) is str:
+                    yield event
 
     def cancel_tool_call(self, call_id: str) -> bool:
         """Cancel one running tool call (its id is in ``on_tool``'s context): it answers "Tool
@@ -230,18 +238,23 @@ class AgentSession:
 
     async def _answer(self, user_input: str | Message) -> str:
         answer = ""
-        async for event in self._run(user_input):
-            if type(event) is str:
-                answer = event
-            elif type(event) is SessionEndEvent and event.error is None:
-                answer = self._final
+        async with aclosing(self._run(user_input)) as events:
+            async for event in events:
+                if type(event) is str:
+                    answer = event
+                elif type(event) is SessionEndEvent and event.error is None:
+                    answer = self._final
         return answer
 
     async def _typed(self, user_input: str | Message, spec: OutputSpec[T]) -> T:
         from pydantic import ValidationError  # noqa: PLC0415 - only typed answers load it
 
-        text = user_input if isinstance(user_input, str) else user_input.text
-        answer = await self._answer(f"{text}\n\n{spec.instruction()}")
+        asked = (
+            f"{user_input}\n\n{spec.instruction()}"
+            if isinstance(user_input, str)
+            else Message(user_input.role, (*user_input.content, TextBlock(spec.instruction())))
+        )
+        answer = await self._answer(asked)
         for attempt in range(self.output_retries + 1):
             if self._limited:
                 raise OutputValidationError(f"no typed answer: {answer}", text=answer, errors=[])
@@ -258,7 +271,7 @@ class AgentSession:
                 answer = await self._answer(spec.repair(exc))
         raise AssertionError("unreachable")
 
-    async def _run(self, user_input: str | Message) -> AsyncIterator[StreamEvent | str]:
+    async def _run(self, user_input: str | Message) -> AsyncGenerator[StreamEvent | str, None]:
         """One run's events; the round-limit message comes as a plain string."""
         if self._tools.servers and self._exits is None:
             raise RuntimeError("enter the session first: `async with AgentSession(...) as s`")
@@ -271,6 +284,9 @@ class AgentSession:
             async with self._agent.run_stream(user_input, self._context) as run:
                 async for event in run:
                     if watch is not None:
+                        if type(event) is IterationStart:  # each turn's calls are its own
+                            watch = CompleteCalls()
+                            self._hooks.forget()  # type: ignore[union-attr]
                         self._approve_early(watch.see(event))
                     if type(event) is IterationEnd:
                         self.last_usage = event.usage

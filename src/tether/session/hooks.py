@@ -50,20 +50,18 @@ class ToolHooks(Middleware):
     def __init__(self, on_tool: OnTool | None, approve: ApproveTool | None) -> None:
         self.on_tool = on_tool
         self.approve = approve
-        self.asked: dict[str, tuple[Mapping[str, Any], asyncio.Future[bool]]] = {}
+        self.asked: dict[str, tuple[str, Mapping[str, Any], asyncio.Future[bool]]] = {}
 
     def ask_early(self, tool: Tool, block: ToolUseBlock) -> None:
         """Ask ``approve_tool`` about a call whose arguments are complete, while the model still
         answers; the call's dispatch then takes the answer (if its arguments are the same)."""
         if self.approve is not None and block.id not in self.asked:
-            self.asked[block.id] = (
-                block.input,
-                asyncio.ensure_future(self._ask(tool, block.input)),
-            )
+            question = asyncio.ensure_future(self._ask(tool, block.input))
+            self.asked[block.id] = (block.name, block.input, question)
 
     def forget(self) -> None:
         """Drop the early questions no dispatch took (the run ended without it)."""
-        for _, question in self.asked.values():
+        for _, _, question in self.asked.values():
             question.cancel()
         self.asked.clear()
 
@@ -85,9 +83,11 @@ class ToolHooks(Middleware):
     async def _approved(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
         if self.approve is not None and call.tool is not None:
             early = self.asked.pop(call.id, None)
-            if early is not None and early[0] == call.input:
-                approved = await early[1]
+            if early is not None and early[:2] == (call.name, call.input):
+                approved = await early[2]
             else:
+                if early is not None:
+                    early[2].cancel()
                 approved = await self._ask(call.tool, call.input)
             if not approved:
                 return ToolResultBlock(call.id, DENIED, True)
@@ -113,12 +113,14 @@ class InFlight(Middleware):
     async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
         task = asyncio.current_task()
         assert task is not None
+        outside = task.cancelling()
         interrupt = self.calls[call.id] = Interrupt(task)
         interrupt.inside = True
         try:
             result = await call_next(call)
         except asyncio.CancelledError:
-            if interrupt.settle():  # cancelled by cancel(), not from outside
+            # Ours if cancel() fired it and nobody else asked to cancel this task meanwhile.
+            if interrupt.settle() and task.cancelling() <= outside:
                 return ToolResultBlock(call.id, CANCELLED, True)
             raise
         finally:

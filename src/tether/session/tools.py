@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import logging
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import TetherError
 from ..tools.tool import Tool
 
 __all__ = ["SessionTools"]
+
+log = logging.getLogger("tether.session")
 
 
 class SessionTools:
@@ -30,9 +34,13 @@ class SessionTools:
         tools = list(self.local)
         taken = {t.name for t in tools}
         for server in self.servers:
-            listed = server.list_tools()
-            if inspect.isawaitable(listed):
-                listed = await listed
+            try:
+                listed = server.list_tools()
+                if inspect.isawaitable(listed):
+                    listed = await listed
+            except TetherError as exc:  # a server that cannot list now: the others still can
+                log.warning("the tools of %s are left out this round: %s", server.prefix, exc)
+                continue
             for offered in listed:
                 tool = offered
                 if tool.name in taken:
