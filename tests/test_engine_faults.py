@@ -504,3 +504,24 @@ async def test_a_guard_or_middleware_whose_await_was_cancelled_fails_only_that_c
         assert await agent.run("go") == "ok"
         (result,) = model.requests[1].last_message.tool_results
         assert result.is_error and "cancelled" in result.text
+
+
+async def test_a_cancel_arriving_with_a_tool_deadline_is_not_swallowed() -> None:
+    """The deadline and an outside cancel land in one tick: the run's cancel goes on (it is not
+    turned into the deadline's ``Overrun``); a deadline alone still gives ``Overrun``."""
+    from tether.interrupt import Overrun, deadlines, within
+
+    async def stalled() -> None:
+        await asyncio.get_running_loop().create_future()
+
+    for outside in (True, False):
+        task = asyncio.ensure_future(within(stalled(), 100))
+        await asyncio.sleep(0)  # suspended inside: its deadline is set
+        timer = deadlines()
+        for entry in list(timer._live):
+            entry.when = 0
+        timer._tick()
+        if outside:
+            task.cancel()
+        with pytest.raises(asyncio.CancelledError if outside else Overrun):
+            await task

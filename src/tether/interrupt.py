@@ -150,6 +150,7 @@ class within:
             return done.value
         watch = deadlines()
         entry = watch.start(self.seconds)
+        outside = entry.task.cancelling()  # cancel requests that are not this deadline's
         try:
             while True:  # what ``yield from coro`` does, by hand, to see how it ends
                 try:
@@ -164,9 +165,9 @@ class within:
         except StopIteration as done:
             result = done.value
         except BaseException:
-            if watch.stop(entry):
+            if watch.stop(entry) and entry.task.cancelling() <= outside:
                 raise Overrun(self.seconds) from None
-            raise
+            raise  # another cancel came with the deadline's: it goes on
         if watch.stop(entry):  # the coroutine swallowed the cancellation
             raise Overrun(self.seconds)
         return result
