@@ -89,7 +89,7 @@ LAYERS: dict[str, set[str]] = {
     "data": {"types", "errors", "messages", "events", "codec"},
     "base": {"clock", "interrupt"},
     "parts": {"tools", "transports", "context", "control", "budget"},
-    "sources": {"mcp"},
+    "sources": {"mcp", "stores"},
     "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "early", "loop",
                "stream", "agent"},
     "doors": {"testing", "providers", "local", "cli", "session"},

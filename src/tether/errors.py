@@ -17,6 +17,7 @@ from __future__ import annotations
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
+    "ConflictError",
     "ConnectionFailedError",
     "ContextWindowExceededError",
     "GuardrailError",
@@ -122,6 +123,10 @@ class ToolNotFoundError(TetherError):
 
 class RunCancelled(TetherError):
     """A ``CancellationToken`` was cancelled; the context was left valid."""
+
+
+class ConflictError(TetherError):
+    """Another writer appended to the session first; nothing of this append was stored."""
 
 
 class RemoteError(TetherError):

@@ -1,0 +1,156 @@
+"""A thread that owns one SQLite connection and runs jobs for the event loop. Appends queued
+together (from any session of the process) share one transaction and so one fsync: each still
+returns only once its transaction is committed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Job", "Worker"]
+
+_BATCH = 512  # appends committed together at most
+_LOCKED_RETRIES = 50  # "database is locked" after busy_timeout: tries before giving up
+
+
+@dataclass(slots=True)
+class Job:
+    """``run(connection)`` on the worker's thread; ``grouped`` jobs share a transaction."""
+
+    run: Callable[[sqlite3.Connection], Any]
+    grouped: bool
+    future: asyncio.Future[Any]
+    loop: asyncio.AbstractEventLoop = field(repr=False)
+
+
+class Worker:
+    """One connection, one thread; ``submit`` from the event loop, await the returned future."""
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection], name: str) -> None:
+        self._connect = connect
+        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+        self._ready.wait()
+        if self._failure is not None:
+            raise self._failure
+
+    def submit(self, run: Callable[[sqlite3.Connection], Any], *, grouped: bool = False) -> Any:
+        """Queue ``run``; an awaitable of its result."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._jobs.put(Job(run, grouped, future, loop))
+        return future
+
+    def close(self) -> None:
+        """Finish the queued jobs, then close the connection and end the thread."""
+        if self._thread.is_alive():
+            self._jobs.put(None)
+            self._thread.join()
+
+    # -- on the worker's thread -------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        try:
+            connection = self._connect()
+        except BaseException as exc:
+            self._failure = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            while (job := self._jobs.get()) is not None:
+                if not job.grouped:
+                    _settle(job, *_attempt(lambda: job.run(connection)))
+                    continue
+                batch, stop = self._more(job)
+                self._commit(connection, batch)
+                if stop:
+                    break
+        finally:
+            connection.close()
+
+    def _more(self, first: Job) -> tuple[list[Job], bool]:
+        """``first`` and the grouped jobs queued behind it (a job of another kind is run at
+        once after the group, keeping the queue's order)."""
+        batch = [first]
+        while len(batch) < _BATCH:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if job is None:
+                return batch, True
+            if not job.grouped:
+                self._jobs.put(job)  # rare: a read behind writes; it runs after this group
+                break
+            batch.append(job)
+        return batch, False
+
+    def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
+        """Run the batch in one transaction; a job that fails is rolled back alone."""
+        outcomes: list[tuple[Any, BaseException | None]] = []
+
+        def transaction() -> None:
+            outcomes.clear()
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                for job in batch:
+                    connection.execute("SAVEPOINT job")
+                    try:
+                        outcomes.append((job.run(connection), None))
+                        connection.execute("RELEASE job")
+                    except sqlite3.OperationalError:
+                        raise  # the database, not the job: the whole transaction is retried
+                    except Exception as exc:
+                        connection.execute("ROLLBACK TO job")
+                        connection.execute("RELEASE job")
+                        outcomes.append((None, exc))
+                connection.execute("COMMIT")
+            except BaseException:
+                if connection.in_transaction:
+                    connection.execute("ROLLBACK")
+                raise
+
+        _, failure = _attempt(transaction)
+        for i, job in enumerate(batch):
+            if failure is not None:
+                _settle(job, None, failure)
+            else:
+                _settle(job, *outcomes[i])
+
+
+def _attempt(run: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    """``run()``, retried while another process holds the database locked (bounded)."""
+    for attempt in range(_LOCKED_RETRIES):
+        try:
+            return run(), None
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                return None, exc
+            time.sleep(min(0.001 * 2**attempt, 0.05))
+        except Exception as exc:
+            return None, exc
+    return None, TimeoutError("the database stayed locked by another process")
+
+
+def _settle(job: Job, value: Any, failure: BaseException | None) -> None:
+    def done() -> None:
+        if job.future.done():
+            return  # the caller stopped waiting; the work itself is done (or failed) anyway
+        if failure is not None:
+            job.future.set_exception(failure)
+        else:
+            job.future.set_result(value)
+
+    with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody is waiting
+        job.loop.call_soon_threadsafe(done)

@@ -1,0 +1,201 @@
+"""SQLiteStore: the store contract (durable appends, order, conflicts, sessions, fork, clear,
+retention, ids as data), group commit across sessions, and several processes on one file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tether import (
+    Agent,
+    ImageBlock,
+    Message,
+    ReasoningBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from tether.stores import ConflictError, SQLiteStore
+from tether.testing import Reply, ScriptedTransport
+
+MIXED = [
+    Message("user", [TextBlock("look"), ImageBlock("image/png", "iVBORw0KGgo=")]),
+    Message(
+        "assistant",
+        [
+            ReasoningBlock("hmm", "sig"),
+            TextBlock("calling"),
+            ToolUseBlock("c1", "f", {"x": [1, 2]}),
+        ],
+    ),
+    Message("user", [ToolResultBlock("c1", "é ✓ done", False)]),
+]
+
+
+async def test_appends_are_kept_in_order_and_survive_a_new_store(tmp_path: Path) -> None:
+    path = tmp_path / "chats.db"
+    async with SQLiteStore(path) as store:
+        context = await store.open("user-42")
+        for message in MIXED:
+            await context.append(message)
+        assert await context.get_history() == MIXED
+    async with SQLiteStore(path) as again:
+        assert await (await again.open("user-42")).get_history() == MIXED
+
+
+async def test_two_writers_on_one_session_one_wins_and_nothing_is_lost(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "c.db") as store:
+        first, second = await store.open("s"), await store.open("s")
+        await first.append(Message("user", "from first"))
+        with pytest.raises(ConflictError, match="another writer"):
+            await second.append(Message("user", "from second"))
+        assert [m.text for m in await first.get_history()] == ["from first"]
+        reopened = await store.open("s")  # reopening gives the current position
+        await reopened.append(Message("user", "after"))
+        assert [m.text for m in await second.get_history()] == ["from first", "after"]
+
+
+async def test_concurrent_appends_at_once_all_win_or_one_conflicts(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "c.db") as store:
+        contexts = [await store.open("s") for _ in range(5)]
+        outcomes = await asyncio.gather(
+            *(c.append(Message("user", f"w{i}")) for i, c in enumerate(contexts)),
+            return_exceptions=True,
+        )
+        won = [o for o in outcomes if o is None]
+        assert len(won) == 1 and all(isinstance(o, ConflictError) for o in outcomes if o)
+        assert len(await contexts[0].get_history()) == 1
+
+
+async def test_many_sessions_appending_at_once_share_commits(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "c.db") as store:
+        contexts = [await store.open(f"s{i}") for i in range(100)]
+
+        async def talk(i: int) -> None:
+            for n in range(20):
+                await contexts[i].append(Message("user", f"{i}:{n}"))
+
+        await asyncio.gather(*(talk(i) for i in range(100)))
+        for i in (0, 57, 99):
+            assert [m.text for m in await contexts[i].get_history()] == [
+                f"{i}:{n}" for n in range(20)
+            ]
+        infos = {s.session_id: s for s in await store.sessions()}
+        assert len(infos) == 100 and all(s.messages == 20 for s in infos.values())
+
+
+async def test_sessions_delete_fork_clear_and_retention(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "c.db") as store:
+        a = await store.open("a")
+        await a.append(Message("user", "one"))
+        await a.append(Message("assistant", "two"))
+        copy = await a.fork()
+        assert copy.session_id != "a"
+        await copy.append(Message("user", "only in the copy"))
+        assert len(await a.get_history()) == 2 and len(await copy.get_history()) == 3
+        (info,) = [s for s in await store.sessions() if s.session_id == "a"]
+        assert info.messages == 2 and info.created <= info.updated
+        await a.clear()
+        assert await a.get_history() == []
+        await a.append(Message("user", "again"))  # a cleared session goes on
+        assert [m.text for m in await a.get_history()] == ["again"]
+        assert await store.delete("a") is True and await store.delete("a") is False
+        assert "a" not in {s.session_id for s in await store.sessions()}
+        assert await store.delete_older_than(3600) == 0
+        assert await store.delete_older_than(-1) == 1  # everything is older than the future
+        assert await store.sessions() == []
+
+
+async def test_session_ids_are_data_never_sql(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "c.db") as store:
+        nasty = "x'); DROP TABLE tether_messages; --"
+        context = await store.open(nasty)
+        await context.append(Message("user", "still here"))
+        assert [s.session_id for s in await store.sessions()] == [nasty]
+        for bad in ("", "a\x00b", "line\nbreak", "x" * 300):
+            with pytest.raises(ValueError, match="session id"):
+                await store.open(bad)
+        with pytest.raises(TypeError):
+            await store.open(42)  # type: ignore[arg-type]
+
+
+async def test_a_file_from_a_newer_tether_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.db"
+    async with SQLiteStore(path) as store:
+        await store.open("s")
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE tether_meta SET value = '99' WHERE key = 'schema'")
+    with pytest.raises(RuntimeError, match="newer tether"):
+        async with SQLiteStore(path):
+            pass
+
+
+async def test_a_run_on_a_stored_session_and_a_call_left_open_is_answered(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "c.db"
+    async with SQLiteStore(path) as store:
+        context = await store.open("run")
+        await context.append(Message("user", "go"))
+        await context.append(Message("assistant", [ToolUseBlock("c9", "f", {})]))  # then a crash
+        agent = Agent("s", ScriptedTransport([Reply("resumed")]))
+        assert await agent.run("again", await store.open("run")) == "resumed"
+    async with SQLiteStore(path) as store:
+        history = await (await store.open("run")).get_history()
+    (result,) = history[2].tool_results
+    assert result.tool_use_id == "c9" and result.is_error
+    assert [m.role for m in history] == ["user", "assistant", "user", "user", "assistant"]
+
+
+async def test_cancelled_appends_leave_the_store_usable(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "c.db") as store:
+        context = await store.open("s")
+        task = asyncio.ensure_future(context.append(Message("user", "maybe")))
+        await asyncio.sleep(0)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        fresh = await store.open("s")
+        await fresh.append(Message("user", "surely"))
+        texts = [m.text for m in await fresh.get_history()]
+        assert texts[-1] == "surely" and texts in (["surely"], ["maybe", "surely"])
+
+
+WRITER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from tether import Message
+    from tether.stores import SQLiteStore
+
+    async def main(path, name, count):
+        async with SQLiteStore(path) as store:
+            contexts = [await store.open(f"{name}-{i}") for i in range(5)]
+            for n in range(count):
+                await asyncio.gather(*(c.append(Message("user", str(n))) for c in contexts))
+
+    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+    """
+)
+
+
+def test_several_processes_write_one_file_without_database_is_locked(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), f"p{i}", "60"],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(4)
+    ]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), errors
+    with sqlite3.connect(path) as raw:
+        counts = dict(raw.execute("SELECT id, count FROM tether_sessions").fetchall())
+        stored = raw.execute("SELECT COUNT(*) FROM tether_messages").fetchone()[0]
+    assert len(counts) == 20 and set(counts.values()) == {60} and stored == 1200
