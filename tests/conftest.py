@@ -1,4 +1,5 @@
-"""Shared fixtures: one real local model (llama.cpp serving Qwen2.5-Coder-1.5B) per test session."""
+"""Shared fixtures: one real local model (llama.cpp serving Qwen2.5-Coder-1.5B) per test session,
+and a temporary $TETHER_HOME for every test."""
 
 from __future__ import annotations
 
@@ -10,6 +11,14 @@ import pytest
 
 if TYPE_CHECKING:
     from tether.local import LocalModel
+
+
+@pytest.fixture(autouse=True)
+def _chats_in_a_temporary_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI keeps chats under $TETHER_HOME: never the user's own during tests."""
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path_factory.mktemp("tether-home")))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -256,16 +257,20 @@ def test_chat_commands() -> None:
     session = ChatSession(
         build_agent(model, demo_tools(Path()), system="s"), JsonRenderer(io.StringIO())
     )
-    go_on, text = session.command("/tools")
+
+    def command(line: str) -> tuple[bool, str]:
+        return asyncio.run(session.command(line))
+
+    go_on, text = command("/tools")
     assert go_on and text.splitlines()[0].startswith("current_time ")
     assert len(text.splitlines()) == 5
-    assert session.command("/help")[1].startswith("/reset")
-    assert "unknown command /nope" in session.command("/nope")[1]
-    assert session.command("/quit") == (False, "")
+    assert command("/help")[1].startswith("/reset")
+    assert "unknown command /nope" in command("/nope")[1]
+    assert command("/quit") == (False, "")
     asyncio.run(session.turn("hi"))
-    assert session.turns == 1 and session.context.messages
-    assert session.command("/reset") == (True, "the conversation was cleared")
-    assert session.turns == 0
+    assert session.turns == 1 and asyncio.run(session.context.get_history())
+    assert command("/reset") == (True, "the conversation was cleared")
+    assert session.turns == 0 and asyncio.run(session.context.get_history()) == []
     assert session.usage_text() == "session: 0 turns · 0 tokens in, 0 out"
 
 
@@ -293,3 +298,53 @@ def test_import_tether_does_not_load_rich() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert proc.stdout.strip() == "False"
+
+
+def test_chats_are_kept_and_resumed_from_the_session_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.cli import main
+    from tether.cli.args import build_parser
+    from tether.cli.chat import command_chat
+
+    store = tmp_path / "chats.db"
+
+    def chat(lines: list[str], replies: list[str], *extra: str) -> ScriptedTransport:
+        feed = iter(lines)
+
+        def fake_input(prompt: str = "") -> str:
+            try:
+                return next(feed)
+            except StopIteration:
+                raise EOFError from None
+
+        monkeypatch.setattr("builtins.input", fake_input)
+        model = ScriptedTransport([Reply(r) for r in replies])
+        opts = build_parser().parse_args(["chat", "--json", "--store", str(store), *extra])
+        quiet = Console(file=io.StringIO())
+        assert command_chat(opts, build_agent(model, [], system="s"), quiet, quiet) == 0
+        return model
+
+    chat(["I am Ann."], ["Hello Ann."], "--session", "ann")
+    resumed = chat(["Who am I?"], ["You are Ann."], "--session", "ann")
+    assert [m.text for m in resumed.requests[0].messages] == [
+        "I am Ann.",
+        "Hello Ann.",
+        "Who am I?",
+    ]
+    chat(["hi"], ["hey"])  # no --session: a new one, kept too
+
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stdout", out)
+    assert main(["sessions", "--store", str(store), "--json"]) == 0
+    listed = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(listed) == 2
+    ann = next(s for s in listed if s["session_id"] == "ann")
+    assert ann["messages"] == 4 and ann["updated"] >= ann["created"]
+
+
+def test_sessions_of_a_store_that_does_not_exist_yet(tmp_path: Path, capsys: Any) -> None:
+    from tether.cli import main
+
+    assert main(["sessions", "--store", str(tmp_path / "none.db")]) == 0
+    assert "no sessions" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The ``tether`` command: ``tether run PROMPT`` and ``tether chat``.
+"""The ``tether`` command: ``tether run PROMPT``, ``tether chat`` and ``tether sessions``.
 
 This package (and only it) imports ``rich``; ``import tether`` never loads it. ``main`` parses the
 command line, builds the agent (model from ``--model``, the demo tools plus ``--tools``) and runs
@@ -26,6 +26,7 @@ from .app import (
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, build_parser
 from .chat import command_chat
 from .loading import ToolSpecError
+from .sessions import command_sessions
 
 __all__ = ["main"]
 
@@ -45,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opts.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    if opts.command == "sessions":
+        return command_sessions(opts, out)
     configure_logging(opts.verbose)
     try:
         prompt = read_prompt(opts) if opts.command == "run" else ""

@@ -15,6 +15,7 @@ __all__ = [
     "EXIT_USAGE",
     "UsageError",
     "build_parser",
+    "store_path",
 ]
 
 EXIT_OK = 0
@@ -175,13 +176,40 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROMPT",
         help="what to ask; '-' or nothing reads it from stdin (when stdin is not a terminal)",
     )
-    commands.add_parser(
+    chat = commands.add_parser(
         "chat",
         parents=[common],
         help="an interactive session that keeps its history",
         description="An interactive session: /reset, /tools, /usage, /help; Ctrl-C cancels the "
-        "current turn, Ctrl-D quits.",
+        "current turn, Ctrl-D quits. Every chat is kept in the session store; --session NAME "
+        "resumes one (or starts it under that name).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    chat.add_argument("--session", metavar="NAME", help="the session to resume or start")
+    chat.add_argument("--store", metavar="PATH", type=Path, help=STORE_HELP)
+    sessions = commands.add_parser(
+        "sessions",
+        help="list the stored chat sessions",
+        description="List the chat sessions kept in the session store.",
+    )
+    sessions.add_argument("--store", metavar="PATH", type=Path, help=STORE_HELP)
+    sessions.add_argument("--json", action="store_true", help="one JSON object per line")
     return parser
+
+
+STORE_HELP = (
+    "the SQLite file of the sessions (default: $TETHER_HOME/chats.db, else in the user's data "
+    "directory)"
+)
+
+
+def store_path(given: Path | None) -> Path:
+    """Where the CLI keeps its chats."""
+    if given is not None:
+        return given
+    home = os.environ.get("TETHER_HOME")
+    if home:
+        return Path(home) / "chats.db"
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "tether" / "chats.db"

@@ -17,8 +17,9 @@ from rich.console import Console
 from rich.text import Text
 
 from ..agent import Agent
-from ..context import MemoryContextStore
+from ..context import ContextStore, MemoryContextStore
 from ..events import StreamEvent
+from ..stores import SQLiteStore
 from ..types import ZERO_USAGE, Usage
 from .app import (
     Cancelled,
@@ -28,7 +29,7 @@ from .app import (
     report_error,
     run_turn,
 )
-from .args import EXIT_OK
+from .args import EXIT_OK, store_path
 from .render import Renderer, TurnOutcome, summary_line
 
 __all__ = ["HELP", "ChatSession", "command_chat"]
@@ -68,7 +69,7 @@ class ChatSession:
 
     agent: Agent
     renderer: Renderer
-    context: MemoryContextStore = field(default_factory=MemoryContextStore)
+    context: ContextStore = field(default_factory=MemoryContextStore)
     turns: int = 0
     usage: Usage = ZERO_USAGE
     last: TurnOutcome | None = None
@@ -90,9 +91,9 @@ class ChatSession:
         self.last = outcome
         return outcome
 
-    def reset(self) -> None:
-        """Forget the conversation and the totals."""
-        self.context = MemoryContextStore()
+    async def reset(self) -> None:
+        """Forget the conversation (in its store too) and the totals."""
+        await self.context.clear()
         self.turns, self.usage, self.last = 0, ZERO_USAGE, None
 
     def usage_text(self) -> str:
@@ -118,13 +119,13 @@ class ChatSession:
             lines.append(f"{t.name.ljust(width)}  {summary}")
         return "\n".join(lines)
 
-    def command(self, line: str) -> tuple[bool, str]:
+    async def command(self, line: str) -> tuple[bool, str]:
         """Run a slash command: (go on?, text to show)."""
         name = line.split(maxsplit=1)[0].lower()
         if name in ("/quit", "/exit"):
             return False, ""
         if name == "/reset":
-            self.reset()
+            await self.reset()
             return True, "the conversation was cleared"
         if name == "/tools":
             return True, self.tools_text()
@@ -141,47 +142,76 @@ def _enable_line_editing() -> None:
 
 
 def command_chat(opts: argparse.Namespace, agent: Agent, out: Console, err: Console) -> int:
-    """``tether chat``: read prompts until Ctrl-D (or /quit); always exits 0 then."""
+    """``tether chat``: read prompts until Ctrl-D (or /quit); always exits 0 then. The chat is
+    kept in the session store as it goes (``--session NAME`` resumes one)."""
     info = err if opts.json else out  # under --json only events go to stdout
-    session = ChatSession(agent, make_renderer(opts, out))
+    with asyncio.Runner() as runner:
+        path = store_path(opts.store)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = SQLiteStore(path)
+        try:
+            context = runner.run(store.open(opts.session))
+            return _chat(
+                opts, ChatSession(agent, make_renderer(opts, out), context), runner, info, err
+            )
+        finally:
+            runner.run(store.aclose())
+
+
+def _chat(
+    opts: argparse.Namespace,
+    session: ChatSession,
+    runner: asyncio.Runner,
+    info: Console,
+    err: Console,
+) -> int:
     if sys.stdin is not None and sys.stdin.isatty():
         _enable_line_editing()
-    count = len(agent.current_tools())
-    info.print(
-        Text(
-            f"tether chat · model {opts.model} · {count} tool{'' if count == 1 else 's'} · "
-            "/help for commands · Ctrl-C cancels a turn · Ctrl-D quits",
-            style="dim",
-        ),
-        soft_wrap=True,
-    )
+    _greet(opts, session, runner, info)
     prompt = "" if opts.json else PROMPT
-    with asyncio.Runner() as runner:
-        try:
-            while True:
-                try:
-                    line = input(prompt).strip()
-                except KeyboardInterrupt:
-                    info.print()
-                    continue
-                except EOFError:
-                    info.print()
+    try:
+        while True:
+            try:
+                line = input(prompt).strip()
+            except KeyboardInterrupt:
+                info.print()
+                continue
+            except EOFError:
+                info.print()
+                break
+            if not line:
+                continue
+            if line.startswith("/"):
+                go_on, text = runner.run(session.command(line))
+                if text:
+                    info.print(Text(text), soft_wrap=True, highlight=False)
+                if not go_on:
                     break
-                if not line:
-                    continue
-                if line.startswith("/"):
-                    go_on, text = session.command(line)
-                    if text:
-                        info.print(Text(text), soft_wrap=True, highlight=False)
-                    if not go_on:
-                        break
-                    continue
-                try:
-                    outcome = runner.run(session.turn(line))
-                except KeyboardInterrupt:  # where signals cannot cancel the task itself
-                    continue
-                if outcome.error is not None:
-                    report_error(err, outcome.error, opts.verbose)
-        finally:
-            runner.run(close_transport(agent.transport))
+                continue
+            try:
+                outcome = runner.run(session.turn(line))
+            except KeyboardInterrupt:  # where signals cannot cancel the task itself
+                continue
+            if outcome.error is not None:
+                report_error(err, outcome.error, opts.verbose)
+    finally:
+        runner.run(close_transport(session.agent.transport))
     return EXIT_OK
+
+
+def _greet(
+    opts: argparse.Namespace, session: ChatSession, runner: asyncio.Runner, info: Console
+) -> None:
+    """The model, the tools, and the session (with how to resume it)."""
+    count = len(session.agent.current_tools())
+    held = len(runner.run(session.context.get_history()))
+    name = session.context.session_id
+    lines = [
+        f"tether chat · model {opts.model} · {count} tool{'' if count == 1 else 's'} · "
+        "/help for commands · Ctrl-C cancels a turn · Ctrl-D quits",
+        f"session {name}"
+        + (f" · resumed with {held} messages" if held else "")
+        + f" · resume with --session {name}",
+    ]
+    for line in lines:
+        info.print(Text(line, style="dim"), soft_wrap=True, highlight=False)
