@@ -35,6 +35,8 @@ MIXED = [
         ],
     ),
     Message("user", [ToolResultBlock("c1", "é ✓ done", False)]),
+    Message("assistant", "plain text is stored as it is:\n{\"not\": \"json\"} ✓"),
+    Message("system", ""),
 ]
 
 

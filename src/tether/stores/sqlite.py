@@ -17,14 +17,15 @@ from typing import Self
 from ..codec import message_from_json, message_to_json
 from ..context import ContextStore, new_session_id
 from ..errors import ConflictError
-from ..messages import Message
+from ..messages import Message, Role, TextBlock
 from .base import SessionInfo, check_session_id
 from .worker import Worker
 
 __all__ = ["SCHEMA_VERSION", "SQLiteContext", "SQLiteStore"]
 
 SCHEMA_VERSION = 1
-MESSAGE_FORMAT = 1  # the codec's message JSON, as written by this version
+PLAIN_TEXT = 0  # a message of one text block: its text as it is (no JSON to read back)
+MESSAGE_FORMAT = 1  # any other message: the codec's JSON
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -33,7 +34,8 @@ CREATE TABLE IF NOT EXISTS tether_sessions (
     count INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS tether_messages (
-    session TEXT NOT NULL, position INTEGER NOT NULL, format INTEGER NOT NULL, body TEXT NOT NULL,
+    session TEXT NOT NULL, position INTEGER NOT NULL, format INTEGER NOT NULL,
+    role TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (session, position)
 ) WITHOUT ROWID;
 """
@@ -171,14 +173,14 @@ class SQLiteStore:
     # -- for the contexts -------------------------------------------------------------------------
 
     async def _append(self, session: str, position: int, message: Message) -> None:
-        body = message_to_json(message)
+        fmt, body = _row(message)
         writer, _ = self._workers()
 
         def insert(connection: sqlite3.Connection) -> None:
             try:
                 connection.execute(
-                    "INSERT INTO tether_messages VALUES (?, ?, ?, ?)",
-                    (session, position, MESSAGE_FORMAT, body),
+                    "INSERT INTO tether_messages VALUES (?, ?, ?, ?, ?)",
+                    (session, position, fmt, message.role, body),
                 )
             except sqlite3.IntegrityError:
                 raise ConflictError(
@@ -197,14 +199,18 @@ class SQLiteStore:
     async def _history(self, session: str) -> list[Message]:
         _, reader = self._workers()
 
-        def read(connection: sqlite3.Connection) -> list[tuple[int, str]]:
+        def read(connection: sqlite3.Connection) -> list[tuple[int, Role, str]]:
             return connection.execute(
-                "SELECT format, body FROM tether_messages WHERE session = ? ORDER BY position",
+                "SELECT format, role, body FROM tether_messages WHERE session = ? "
+                "ORDER BY position",
                 (session,),
             ).fetchall()
 
-        rows: list[tuple[int, str]] = await reader.submit(read)
-        return [_message(fmt, body) for fmt, body in rows]
+        rows: list[tuple[int, Role, str]] = await reader.submit(read)
+        return [
+            Message(role, body) if fmt == PLAIN_TEXT else _message(fmt, body)
+            for fmt, role, body in rows
+        ]
 
     async def _clear(self, session: str) -> None:
         writer, _ = self._workers()
@@ -221,14 +227,14 @@ class SQLiteStore:
     async def _copy(self, messages: Sequence[Message]) -> SQLiteContext:
         """A new session holding ``messages``, written in one transaction."""
         target = await self.open(new_session_id())
-        rows = [
-            (target.session_id, i, MESSAGE_FORMAT, message_to_json(m))
-            for i, m in enumerate(messages)
-        ]
+        rows = []
+        for position, message in enumerate(messages):
+            fmt, body = _row(message)
+            rows.append((target.session_id, position, fmt, message.role, body))
         writer, _ = self._workers()
 
         def insert(connection: sqlite3.Connection) -> None:
-            connection.executemany("INSERT INTO tether_messages VALUES (?, ?, ?, ?)", rows)
+            connection.executemany("INSERT INTO tether_messages VALUES (?, ?, ?, ?, ?)", rows)
             connection.execute(
                 "UPDATE tether_sessions SET count = ?, next = ?, updated = ? WHERE id = ?",
                 (len(rows), len(rows), time.time(), target.session_id),
@@ -236,6 +242,14 @@ class SQLiteStore:
 
         await writer.submit(insert, grouped=True)
         return SQLiteContext(self, target.session_id, len(rows))
+
+
+def _row(message: Message) -> tuple[int, str]:
+    """How ``message`` is stored: its format and body."""
+    content = message.content
+    if len(content) == 1 and type(content[0]) is TextBlock:
+        return PLAIN_TEXT, content[0].text
+    return MESSAGE_FORMAT, message_to_json(message)
 
 
 def _message(fmt: int, body: str) -> Message:
