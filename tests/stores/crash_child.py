@@ -1,6 +1,6 @@
 """Run agent loops on a SQLiteStore until killed, telling the parent each append that returned.
 
-    python crash_child.py DB_PATH
+    python crash_child.py sqlite|file PLACE
 
 Each acknowledged append is written to stdout as "ACK <session> <position>" right after it
 returns, so the parent knows what must survive a SIGKILL."""
@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from tether import Agent, Message, Tool
-from tether.stores import SQLiteStore
+from tether.stores import FileStore, SQLiteStore
 from tether.testing import Call, Reply, ScriptedTransport
 
 
@@ -42,12 +42,13 @@ class Acknowledged:
         await self.inner.clear()
 
 
-async def main(path: str) -> None:
+async def main(kind: str, place: str) -> None:
     async def work(n: int) -> str:
         await asyncio.sleep(0.001)
         return f"worked {n}"
 
-    async with SQLiteStore(path) as store:
+    store = SQLiteStore(place + "/crash.db") if kind == "sqlite" else FileStore(place + "/crash")
+    async with store:
         print("READY", flush=True)
         for run in range(10_000):
             calls = [Call("work", {"n": run}), Call("work", {"n": run + 1})]
@@ -60,4 +61,4 @@ async def main(path: str) -> None:
             await agent.run(f"run {run}", context)  # type: ignore[arg-type]
 
 
-asyncio.run(main(sys.argv[1]))
+asyncio.run(main(sys.argv[1], sys.argv[2]))

@@ -1,4 +1,4 @@
-"""Crash consistency of SQLiteStore: a child process running agent loops is SIGKILLed at random
+"""Crash consistency of every store: a child process running agent loops is SIGKILLed at random
 points, many times; every append that returned is still there, and the next run on each session
 sends the model a history in which every tool call has a result."""
 
@@ -13,11 +13,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tether import Agent, Message
-from tether.stores import SQLiteStore
+from tether.stores import FileStore, SQLiteStore
 from tether.testing import Reply, ScriptedTransport
 
 CHILD = Path(__file__).with_name("crash_child.py")
@@ -26,10 +27,14 @@ TRIALS = int(os.environ.get("TETHER_CRASH_TRIALS", "200"))
 pytestmark = pytest.mark.timeout(900)
 
 
-def run_and_kill(path: Path, rng: random.Random) -> list[tuple[str, int]]:
+def store(kind: str, place: Path) -> Any:
+    return SQLiteStore(place / "crash.db") if kind == "sqlite" else FileStore(place / "crash")
+
+
+def run_and_kill(kind: str, place: Path, rng: random.Random) -> list[tuple[str, int]]:
     """Start the child, SIGKILL it after a random time; the appends it acknowledged."""
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(path)], stdout=subprocess.PIPE, text=True, bufsize=1
+        [sys.executable, str(CHILD), kind, str(place)], stdout=subprocess.PIPE, text=True, bufsize=1
     )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "READY"
@@ -59,27 +64,27 @@ def check_history(messages: list[Message]) -> None:
             assert uses <= answered, (i, uses, answered)
 
 
-def test_sigkill_at_random_points_loses_no_acknowledged_message(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sqlite", "file"])
+def test_sigkill_at_random_points_loses_no_acknowledged_message(kind: str, tmp_path: Path) -> None:
     rng = random.Random(20261123)
-    path = tmp_path / "crash.db"
     acknowledged: dict[str, int] = {}
     for _ in range(TRIALS):
-        for session, position in run_and_kill(path, rng):
+        for session, position in run_and_kill(kind, tmp_path, rng):
             acknowledged[session] = max(acknowledged.get(session, -1), position)
-        stored = asyncio.run(_lengths(path))
+        stored = asyncio.run(_lengths(store(kind, tmp_path)))
         for session, last in acknowledged.items():
             assert stored.get(session, 0) > last, (session, last, stored.get(session))
     assert acknowledged, "the child never acknowledged an append"
-    asyncio.run(_next_runs_are_valid(path))
+    asyncio.run(_next_runs_are_valid(store(kind, tmp_path)))
 
 
-async def _lengths(path: Path) -> dict[str, int]:
-    async with SQLiteStore(path) as store:
+async def _lengths(opened: Any) -> dict[str, int]:
+    async with opened as store:
         return {s.session_id: s.messages for s in await store.sessions()}
 
 
-async def _next_runs_are_valid(path: Path) -> None:
-    async with SQLiteStore(path) as store:
+async def _next_runs_are_valid(opened: Any) -> None:
+    async with opened as store:
         for info in await store.sessions():
             model = ScriptedTransport([Reply("ok")])
             await Agent("s", model).run("after the crash", await store.open(info.session_id))
