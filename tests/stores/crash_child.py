@@ -1,6 +1,6 @@
 """Run agent loops on a SQLiteStore until killed, telling the parent each append that returned.
 
-    python crash_child.py sqlite|file PLACE
+    python crash_child.py sqlite|file|postgres PLACE
 
 Each acknowledged append is written to stdout as "ACK <session> <position>" right after it
 returns, so the parent knows what must survive a SIGKILL."""
@@ -11,8 +11,9 @@ import asyncio
 import sys
 from typing import Any
 
+from backends import make
+
 from tether import Agent, Message, Tool
-from tether.stores import FileStore, SQLiteStore
 from tether.testing import Call, Reply, ScriptedTransport
 
 
@@ -47,8 +48,7 @@ async def main(kind: str, place: str) -> None:
         await asyncio.sleep(0.001)
         return f"worked {n}"
 
-    store = SQLiteStore(place + "/crash.db") if kind == "sqlite" else FileStore(place + "/crash")
-    async with store:
+    async with make(kind, place) as store:
         print("READY", flush=True)
         for run in range(10_000):
             calls = [Call("work", {"n": run}), Call("work", {"n": run + 1})]

@@ -10,9 +10,9 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
+from backends import BACKENDS, make
 
 from tether import (
     Agent,
@@ -23,15 +23,8 @@ from tether import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from tether.stores import ConflictError, FileStore, SQLiteStore
+from tether.stores import ConflictError, SQLiteStore
 from tether.testing import Reply, ScriptedTransport
-
-BACKENDS = ["sqlite", "file"]
-
-
-def make(kind: str, place: Path) -> Any:
-    """A store of ``kind`` kept at ``place``."""
-    return SQLiteStore(place / "chats.db") if kind == "sqlite" else FileStore(place / "chats")
 
 
 @pytest.fixture(params=BACKENDS)
@@ -189,11 +182,10 @@ WRITER = textwrap.dedent(
     """
     import asyncio, sys
     from tether import Message
-    from tether.stores import FileStore, SQLiteStore
+    from backends import make
 
     async def main(kind, path, name, count):
-        store = SQLiteStore(path + "/chats.db") if kind == "sqlite" else FileStore(path + "/chats")
-        async with store:
+        async with make(kind, path) as store:
             contexts = [await store.open(f"{name}-{i}") for i in range(5)]
             for n in range(count):
                 await asyncio.gather(*(c.append(Message("user", str(n))) for c in contexts))
@@ -207,6 +199,7 @@ def test_several_processes_write_one_store_at_once(kind: str, tmp_path: Path) ->
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WRITER, kind, str(tmp_path), f"p{i}", "60"],
+            cwd=Path(__file__).parent,
             stderr=subprocess.PIPE,
             text=True,
         )

@@ -16,19 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from backends import BACKENDS, make
 
 from tether import Agent, Message
-from tether.stores import FileStore, SQLiteStore
 from tether.testing import Reply, ScriptedTransport
 
 CHILD = Path(__file__).with_name("crash_child.py")
 TRIALS = int(os.environ.get("TETHER_CRASH_TRIALS", "200"))
 
 pytestmark = pytest.mark.timeout(900)
-
-
-def store(kind: str, place: Path) -> Any:
-    return SQLiteStore(place / "crash.db") if kind == "sqlite" else FileStore(place / "crash")
 
 
 def run_and_kill(kind: str, place: Path, rng: random.Random) -> list[tuple[str, int]]:
@@ -64,18 +60,18 @@ def check_history(messages: list[Message]) -> None:
             assert uses <= answered, (i, uses, answered)
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "file"])
+@pytest.mark.parametrize("kind", BACKENDS)
 def test_sigkill_at_random_points_loses_no_acknowledged_message(kind: str, tmp_path: Path) -> None:
     rng = random.Random(20261123)
     acknowledged: dict[str, int] = {}
     for _ in range(TRIALS):
         for session, position in run_and_kill(kind, tmp_path, rng):
             acknowledged[session] = max(acknowledged.get(session, -1), position)
-        stored = asyncio.run(_lengths(store(kind, tmp_path)))
+        stored = asyncio.run(_lengths(make(kind, tmp_path)))
         for session, last in acknowledged.items():
             assert stored.get(session, 0) > last, (session, last, stored.get(session))
     assert acknowledged, "the child never acknowledged an append"
-    asyncio.run(_next_runs_are_valid(store(kind, tmp_path)))
+    asyncio.run(_next_runs_are_valid(make(kind, tmp_path)))
 
 
 async def _lengths(opened: Any) -> dict[str, int]:

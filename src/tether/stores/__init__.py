@@ -1,5 +1,6 @@
 """Conversation stores that keep every message whose append returned: ``SQLiteStore`` (one
-file, no server) and ``FileStore`` (a JSON-lines file per session). ``await
+file, no server) ``FileStore`` (a JSON-lines file per session) and ``PostgresStore``
+(PostgreSQL, with the ``postgres`` extra). ``await
 store.open(session_id)`` gives a ``ContextStore``."""
 
 from __future__ import annotations
@@ -7,12 +8,15 @@ from __future__ import annotations
 from ..errors import ConflictError
 from .base import SessionInfo
 from .files import FileContext, FileStore
+from .postgres import PostgresContext, PostgresStore
 from .sqlite import SQLiteContext, SQLiteStore
 
 __all__ = [
     "ConflictError",
     "FileContext",
     "FileStore",
+    "PostgresContext",
+    "PostgresStore",
     "SQLiteContext",
     "SQLiteStore",
     "SessionInfo",

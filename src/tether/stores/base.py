@@ -4,9 +4,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MAX_SESSION_ID", "SessionInfo", "check_session_id"]
+from ..codec import message_to_json
+from ..messages import Message, TextBlock
+
+__all__ = [
+    "MAX_SESSION_ID",
+    "MESSAGE_FORMAT",
+    "PLAIN_TEXT",
+    "SessionInfo",
+    "check_session_id",
+    "stored_form",
+]
 
 MAX_SESSION_ID = 256
+PLAIN_TEXT = 0  # a message of one text block: its text as it is (no JSON to read back)
+MESSAGE_FORMAT = 1  # any other message: the codec's JSON
+
+
+def stored_form(message: Message) -> tuple[int, str]:
+    """How a row-per-message store keeps ``message``: its format and body."""
+    content = message.content
+    if len(content) == 1 and type(content[0]) is TextBlock:
+        return PLAIN_TEXT, content[0].text
+    return MESSAGE_FORMAT, message_to_json(message)
 
 
 @dataclass(frozen=True, slots=True)

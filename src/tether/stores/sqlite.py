@@ -14,18 +14,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-from ..codec import message_from_json, message_to_json
+from ..codec import message_from_json
 from ..context import ContextStore, new_session_id
 from ..errors import ConflictError
-from ..messages import Message, Role, TextBlock
-from .base import SessionInfo, check_session_id
+from ..messages import Message, Role
+from .base import MESSAGE_FORMAT, PLAIN_TEXT, SessionInfo, check_session_id, stored_form
 from .worker import Worker
 
 __all__ = ["SCHEMA_VERSION", "SQLiteContext", "SQLiteStore"]
 
 SCHEMA_VERSION = 1
-PLAIN_TEXT = 0  # a message of one text block: its text as it is (no JSON to read back)
-MESSAGE_FORMAT = 1  # any other message: the codec's JSON
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -173,7 +171,7 @@ class SQLiteStore:
     # -- for the contexts -------------------------------------------------------------------------
 
     async def _append(self, session: str, position: int, message: Message) -> None:
-        fmt, body = _row(message)
+        fmt, body = stored_form(message)
         writer, _ = self._workers()
 
         def insert(connection: sqlite3.Connection) -> None:
@@ -229,7 +227,7 @@ class SQLiteStore:
         target = await self.open(new_session_id())
         rows = []
         for position, message in enumerate(messages):
-            fmt, body = _row(message)
+            fmt, body = stored_form(message)
             rows.append((target.session_id, position, fmt, message.role, body))
         writer, _ = self._workers()
 
@@ -242,14 +240,6 @@ class SQLiteStore:
 
         await writer.submit(insert, grouped=True)
         return SQLiteContext(self, target.session_id, len(rows))
-
-
-def _row(message: Message) -> tuple[int, str]:
-    """How ``message`` is stored: its format and body."""
-    content = message.content
-    if len(content) == 1 and type(content[0]) is TextBlock:
-        return PLAIN_TEXT, content[0].text
-    return MESSAGE_FORMAT, message_to_json(message)
 
 
 def _message(fmt: int, body: str) -> Message:

@@ -1,0 +1,208 @@
+"""``PostgresStore``: sessions in PostgreSQL (psycopg 3, a connection pool), each append its own
+committed transaction: durable when it returns (the server groups concurrent commits' fsyncs).
+
+Messages are rows keyed by (session, position), as in ``SQLiteStore``: an append costs the same
+at any history length, and of two writers at one position the second gets ``ConflictError``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from typing import Any, Self
+
+from ..codec import message_from_json
+from ..context import ContextStore, new_session_id
+from ..errors import ConflictError
+from ..messages import Message
+from .base import PLAIN_TEXT, SessionInfo, check_session_id, stored_form
+
+__all__ = ["PostgresContext", "PostgresStore"]
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+class PostgresStore:
+    """Conversations in the PostgreSQL database at ``dsn``, in tables of ``schema``."""
+
+    def __init__(self, dsn: str, *, schema: str = "tether", max_connections: int = 10) -> None:
+        if not _SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"schema must be a lowercase SQL name, got {schema!r}")
+        self.dsn = dsn
+        self.schema = schema
+        self.max_connections = max_connections
+        self._pool: Any = None
+
+    async def __aenter__(self) -> Self:
+        await self._ready()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+    async def _ready(self) -> Any:
+        if self._pool is None:
+            from psycopg_pool import AsyncConnectionPool  # noqa: PLC0415 - the postgres extra
+
+            pool = AsyncConnectionPool(
+                self.dsn,
+                min_size=1,
+                max_size=self.max_connections,
+                kwargs={"autocommit": True},  # transactions only where asked for
+                open=False,
+            )
+            await pool.open(wait=True)
+            async with pool.connection() as connection, connection.transaction():
+                await self._create(connection)
+            self._pool = pool
+        return self._pool
+
+    async def _create(self, connection: Any) -> None:
+        s = self.schema
+        await connection.execute("SELECT pg_advisory_xact_lock(7437226)")  # one creator at a time
+        await connection.execute(f"CREATE SCHEMA IF NOT EXISTS {s}")
+        await connection.execute(
+            f"CREATE TABLE IF NOT EXISTS {s}.sessions (id TEXT PRIMARY KEY, "
+            "created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL, "
+            "count INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0)"
+        )
+        await connection.execute(
+            f"CREATE TABLE IF NOT EXISTS {s}.messages (session TEXT NOT NULL, "
+            "position INTEGER NOT NULL, format SMALLINT NOT NULL, role TEXT NOT NULL, "
+            "body TEXT NOT NULL, PRIMARY KEY (session, position))"
+        )
+
+    async def _run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        pool = await self._ready()
+        async with pool.connection() as connection:
+            cursor = await connection.execute(sql.replace("{s}", self.schema), params)
+            return list(await cursor.fetchall()) if cursor.description else []
+
+    # -- sessions ---------------------------------------------------------------------------------
+
+    async def open(self, session_id: str | None = None) -> PostgresContext:
+        """The session ``session_id`` (a new id when None), created if it does not exist."""
+        session = check_session_id(session_id if session_id is not None else new_session_id())
+        now = time.time()
+        await self._run(
+            "INSERT INTO {s}.sessions (id, created, updated) VALUES (%s, %s, %s) "
+            "ON CONFLICT (id) DO NOTHING",
+            (session, now, now),
+        )
+        ((following,),) = await self._run("SELECT next FROM {s}.sessions WHERE id = %s", (session,))
+        return PostgresContext(self, session, int(following))
+
+    async def sessions(self) -> list[SessionInfo]:
+        rows = await self._run(
+            "SELECT id, created, updated, count FROM {s}.sessions ORDER BY created, id"
+        )
+        return [SessionInfo(r[0], r[1], r[2], r[3]) for r in rows]
+
+    async def delete(self, session_id: str) -> bool:
+        session = check_session_id(session_id)
+        pool = await self._ready()
+        async with pool.connection() as connection, connection.transaction():
+            s = self.schema
+            await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
+            gone = await connection.execute(f"DELETE FROM {s}.sessions WHERE id = %s", (session,))
+            return bool(gone.rowcount > 0)
+
+    async def delete_older_than(self, seconds: float) -> int:
+        cutoff = time.time() - seconds
+        pool = await self._ready()
+        async with pool.connection() as connection, connection.transaction():
+            s = self.schema
+            await connection.execute(
+                f"DELETE FROM {s}.messages WHERE session IN "
+                f"(SELECT id FROM {s}.sessions WHERE updated < %s)",
+                (cutoff,),
+            )
+            gone = await connection.execute(
+                f"DELETE FROM {s}.sessions WHERE updated < %s", (cutoff,)
+            )
+            return int(gone.rowcount)
+
+    # -- for the contexts -------------------------------------------------------------------------
+
+    async def _append(self, session: str, position: int, message: Message) -> None:
+        from psycopg.errors import UniqueViolation  # noqa: PLC0415
+
+        fmt, body = stored_form(message)
+        pool = await self._ready()
+        s = self.schema
+        try:
+            async with pool.connection() as connection, connection.transaction():
+                await connection.execute(
+                    f"INSERT INTO {s}.messages VALUES (%s, %s, %s, %s, %s)",
+                    (session, position, fmt, message.role, body),
+                )
+                updated = await connection.execute(
+                    f"UPDATE {s}.sessions SET count = count + 1, next = %s, updated = %s "
+                    "WHERE id = %s AND next = %s",
+                    (position + 1, time.time(), session, position),
+                )
+                if updated.rowcount != 1:
+                    raise ConflictError(f"session {session!r} was changed by another writer")
+        except UniqueViolation:
+            raise ConflictError(
+                f"session {session!r} was appended to by another writer; reopen it to go on"
+            ) from None
+
+    async def _history(self, session: str) -> list[Message]:
+        rows = await self._run(
+            "SELECT format, role, body FROM {s}.messages WHERE session = %s ORDER BY position",
+            (session,),
+        )
+        return [Message(r, b) if f == PLAIN_TEXT else message_from_json(b) for f, r, b in rows]
+
+    async def _clear(self, session: str) -> None:
+        pool = await self._ready()
+        async with pool.connection() as connection, connection.transaction():
+            s = self.schema
+            await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
+            await connection.execute(
+                f"UPDATE {s}.sessions SET count = 0, updated = %s WHERE id = %s",
+                (time.time(), session),
+            )
+
+    async def _copy(self, messages: Sequence[Message]) -> PostgresContext:
+        target = await self.open(None)
+        for message in messages:
+            await target.append(message)
+        return target
+
+
+class PostgresContext:
+    """One session of a ``PostgresStore``: a ``ContextStore``."""
+
+    __slots__ = ("_next", "_session", "_store")
+
+    def __init__(self, store: PostgresStore, session: str, following: int) -> None:
+        self._store = store
+        self._session = session
+        self._next = following
+
+    @property
+    def session_id(self) -> str:
+        return self._session
+
+    async def append(self, message: Message) -> None:
+        """Add ``message``; durable once this returns; ``ConflictError`` if another writer
+        appended first."""
+        await self._store._append(self._session, self._next, message)
+        self._next += 1
+
+    async def get_history(self) -> list[Message]:
+        return await self._store._history(self._session)
+
+    async def fork(self) -> ContextStore:
+        return await self._store._copy(await self.get_history())
+
+    async def clear(self) -> None:
+        await self._store._clear(self._session)
