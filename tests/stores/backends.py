@@ -1,6 +1,6 @@
-"""The store backends the contract runs against, each kept at a test's own place. PostgreSQL
-needs ``$TETHER_PG_DSN`` (``scripts/services.sh`` starts one): without it the postgres cases skip
-locally and fail under CI."""
+"""The store backends the contract runs against, each kept at a test's own place. PostgreSQL and
+Redis need ``$TETHER_PG_DSN`` / ``$TETHER_REDIS_URL`` (``scripts/services.sh`` starts both):
+without them those cases skip locally and fail under CI."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tether.stores import FileStore, PostgresStore, SQLiteStore
+from tether.stores import FileStore, PostgresStore, RedisStore, SQLiteStore
 
-BACKENDS = ["sqlite", "file", "postgres"]
+BACKENDS = ["sqlite", "file", "postgres", "redis"]
 
 
 def make(kind: str, place: Path | str) -> Any:
@@ -23,10 +23,16 @@ def make(kind: str, place: Path | str) -> Any:
         return SQLiteStore(place / "chats.db")
     if kind == "file":
         return FileStore(place / "chats")
-    dsn = os.environ.get("TETHER_PG_DSN")
-    if not dsn:
+    name = "t_" + hashlib.sha256(str(place).encode()).hexdigest()[:20]
+    if kind == "postgres":
+        return PostgresStore(_server("TETHER_PG_DSN"), schema=name)
+    return RedisStore(_server("TETHER_REDIS_URL"), prefix=name)
+
+
+def _server(variable: str) -> str:
+    found = os.environ.get(variable)
+    if not found:
         if os.environ.get("CI"):
-            pytest.fail("TETHER_PG_DSN is not set: .ci/run starts PostgreSQL for these tests")
-        pytest.skip("no PostgreSQL here (set TETHER_PG_DSN; scripts/services.sh starts one)")
-    schema = "t_" + hashlib.sha256(str(place).encode()).hexdigest()[:20]
-    return PostgresStore(dsn, schema=schema)
+            pytest.fail(f"{variable} is not set: .ci/run starts the servers for these tests")
+        pytest.skip(f"no server here (set {variable}; scripts/services.sh starts one)")
+    return found
