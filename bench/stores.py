@@ -38,7 +38,7 @@ def fsync_floor(directory: Path, runs: int) -> float:
 
 async def append_cost(store: SQLiteStore, at: int, runs: int) -> float:
     """Median seconds per append once the session holds ``at`` messages."""
-    context = await store._copy([Message("user", TEXT)] * at)
+    context = await store.copy_of([Message("user", TEXT)] * at)
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -61,7 +61,7 @@ async def throughput(store: SQLiteStore, sessions: int, per_session: int) -> flo
 
 
 async def load(store: SQLiteStore, count: int, runs: int) -> float:
-    context = await store._copy([Message("user", TEXT)] * count)
+    context = await store.copy_of([Message("user", TEXT)] * count)
     samples = []
     for _ in range(runs):
         start = time.perf_counter()

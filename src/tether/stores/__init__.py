@@ -7,21 +7,18 @@ store.open(session_id)`` gives a ``ContextStore``."""
 from __future__ import annotations
 
 from ..errors import ConflictError
-from .base import SessionInfo
-from .files import FileContext, FileStore
-from .postgres import PostgresContext, PostgresStore
-from .redis import RedisContext, RedisStore
-from .sqlite import SQLiteContext, SQLiteStore
+from .base import SessionInfo, StoredContext
+from .files import FileStore
+from .postgres import PostgresStore
+from .redis import RedisStore
+from .sqlite import SQLiteStore
 
 __all__ = [
     "ConflictError",
-    "FileContext",
     "FileStore",
-    "PostgresContext",
     "PostgresStore",
-    "RedisContext",
     "RedisStore",
-    "SQLiteContext",
     "SQLiteStore",
     "SessionInfo",
+    "StoredContext",
 ]

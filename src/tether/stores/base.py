@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..codec import message_to_json
 from ..messages import Message, TextBlock
@@ -12,6 +14,8 @@ __all__ = [
     "MESSAGE_FORMAT",
     "PLAIN_TEXT",
     "SessionInfo",
+    "SessionRows",
+    "StoredContext",
     "check_session_id",
     "stored_form",
 ]
@@ -50,3 +54,48 @@ def check_session_id(session_id: object) -> str:
     if "\x00" in session_id or not session_id.isprintable():
         raise ValueError(f"a session id must be printable text, got {session_id!r}")
     return session_id
+
+
+class SessionRows(Protocol):
+    """What a store does for its contexts. ``known`` is where a writer last left a session (its
+    next position, or a file's size); a store refuses an append at a stale ``known`` with
+    ``ConflictError`` and returns the new one."""
+
+    async def append_at(self, session: str, known: int, message: Message) -> int: ...
+
+    async def history_of(self, session: str) -> list[Message]: ...
+
+    async def clear_at(self, session: str, known: int) -> int: ...
+
+    async def copy_of(self, messages: Sequence[Message]) -> StoredContext: ...
+
+
+class StoredContext:
+    """One session of a store: a ``ContextStore``. An append is durable when it returns (as the
+    store defines it) and a ``ConflictError`` if another writer appended since this one did."""
+
+    __slots__ = ("_known", "_session", "_store")
+
+    def __init__(self, store: SessionRows, session: str, known: int) -> None:
+        self._store = store
+        self._session = session
+        self._known = known
+
+    @property
+    def session_id(self) -> str:
+        return self._session
+
+    async def append(self, message: Message) -> None:
+        self._known = await self._store.append_at(self._session, self._known, message)
+
+    async def get_history(self) -> list[Message]:
+        return await self._store.history_of(self._session)
+
+    async def fork(self) -> StoredContext:
+        return await self._store.copy_of(await self.get_history())
+
+    async def clear(self) -> None:
+        self._known = await self._store.clear_at(self._session, self._known)
+
+    def __repr__(self) -> str:
+        return f"StoredContext({self._session!r}, {type(self._store).__name__})"

@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..codec import message_from_dict, message_to_dict
-from ..context import ContextStore, new_session_id
+from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from .base import SessionInfo, check_session_id
+from .base import SessionInfo, StoredContext, check_session_id
 
-__all__ = ["FileContext", "FileStore"]
+__all__ = ["FileStore"]
 
 FORMAT = 1
 _SUFFIX = ".jsonl"
@@ -50,11 +50,11 @@ class FileStore:
     def _path(self, session: str) -> Path:
         return self.directory / (hashlib.sha256(session.encode()).hexdigest()[:40] + _SUFFIX)
 
-    async def open(self, session_id: str | None = None) -> FileContext:
+    async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
         session = check_session_id(session_id if session_id is not None else new_session_id())
         size = await asyncio.to_thread(self._create, session)
-        return FileContext(self, session, size)
+        return StoredContext(self, session, size)
 
     def _create(self, session: str) -> int:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -138,42 +138,20 @@ class FileStore:
             os.fsync(fd)
             return len(header)
 
-    async def _copy(self, messages: Sequence[Message]) -> FileContext:
+    async def append_at(self, session: str, known: int, message: Message) -> int:
+        return await asyncio.to_thread(self._append, session, known, message)
+
+    async def history_of(self, session: str) -> list[Message]:
+        return await asyncio.to_thread(self._history, session)
+
+    async def clear_at(self, session: str, known: int) -> int:
+        return await asyncio.to_thread(self._clear, session)
+
+    async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         target = await self.open(None)
         for message in messages:
             await target.append(message)
         return target
-
-
-class FileContext:
-    """One session of a ``FileStore``: a ``ContextStore``."""
-
-    __slots__ = ("_session", "_size", "_store")
-
-    def __init__(self, store: FileStore, session: str, size: int) -> None:
-        self._store = store
-        self._session = session
-        self._size = size
-
-    @property
-    def session_id(self) -> str:
-        return self._session
-
-    async def append(self, message: Message) -> None:
-        """Add ``message``; durable once this returns. ``ConflictError`` if another writer
-        appended to this session since this context last did."""
-        self._size = await asyncio.to_thread(
-            self._store._append, self._session, self._size, message
-        )
-
-    async def get_history(self) -> list[Message]:
-        return await asyncio.to_thread(self._store._history, self._session)
-
-    async def fork(self) -> ContextStore:
-        return await self._store._copy(await self.get_history())
-
-    async def clear(self) -> None:
-        self._size = await asyncio.to_thread(self._store._clear, self._session)
 
 
 @contextmanager

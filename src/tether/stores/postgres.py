@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 from ..codec import message_from_json
-from ..context import ContextStore, new_session_id
+from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from .base import PLAIN_TEXT, SessionInfo, check_session_id, stored_form
+from .base import PLAIN_TEXT, SessionInfo, StoredContext, check_session_id, stored_form
 
-__all__ = ["PostgresContext", "PostgresStore"]
+__all__ = ["PostgresStore"]
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -86,7 +86,7 @@ class PostgresStore:
 
     # -- sessions ---------------------------------------------------------------------------------
 
-    async def open(self, session_id: str | None = None) -> PostgresContext:
+    async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
         session = check_session_id(session_id if session_id is not None else new_session_id())
         now = time.time()
@@ -96,7 +96,7 @@ class PostgresStore:
             (session, now, now),
         )
         ((following,),) = await self._run("SELECT next FROM {s}.sessions WHERE id = %s", (session,))
-        return PostgresContext(self, session, int(following))
+        return StoredContext(self, session, int(following))
 
     async def sessions(self) -> list[SessionInfo]:
         rows = await self._run(
@@ -130,7 +130,7 @@ class PostgresStore:
 
     # -- for the contexts -------------------------------------------------------------------------
 
-    async def _append(self, session: str, position: int, message: Message) -> None:
+    async def append_at(self, session: str, position: int, message: Message) -> int:
         from psycopg.errors import UniqueViolation  # noqa: PLC0415
 
         fmt, body = stored_form(message)
@@ -153,15 +153,16 @@ class PostgresStore:
             raise ConflictError(
                 f"session {session!r} was appended to by another writer; reopen it to go on"
             ) from None
+        return position + 1
 
-    async def _history(self, session: str) -> list[Message]:
+    async def history_of(self, session: str) -> list[Message]:
         rows = await self._run(
             "SELECT format, role, body FROM {s}.messages WHERE session = %s ORDER BY position",
             (session,),
         )
         return [Message(r, b) if f == PLAIN_TEXT else message_from_json(b) for f, r, b in rows]
 
-    async def _clear(self, session: str) -> None:
+    async def clear_at(self, session: str, known: int) -> int:
         pool = await self._ready()
         async with pool.connection() as connection, connection.transaction():
             s = self.schema
@@ -170,39 +171,10 @@ class PostgresStore:
                 f"UPDATE {s}.sessions SET count = 0, updated = %s WHERE id = %s",
                 (time.time(), session),
             )
+        return known
 
-    async def _copy(self, messages: Sequence[Message]) -> PostgresContext:
+    async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         target = await self.open(None)
         for message in messages:
             await target.append(message)
         return target
-
-
-class PostgresContext:
-    """One session of a ``PostgresStore``: a ``ContextStore``."""
-
-    __slots__ = ("_next", "_session", "_store")
-
-    def __init__(self, store: PostgresStore, session: str, following: int) -> None:
-        self._store = store
-        self._session = session
-        self._next = following
-
-    @property
-    def session_id(self) -> str:
-        return self._session
-
-    async def append(self, message: Message) -> None:
-        """Add ``message``; durable once this returns; ``ConflictError`` if another writer
-        appended first."""
-        await self._store._append(self._session, self._next, message)
-        self._next += 1
-
-    async def get_history(self) -> list[Message]:
-        return await self._store._history(self._session)
-
-    async def fork(self) -> ContextStore:
-        return await self._store._copy(await self.get_history())
-
-    async def clear(self) -> None:
-        await self._store._clear(self._session)

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 from ..codec import message_from_json
-from ..context import ContextStore, new_session_id
+from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message, Role
-from .base import PLAIN_TEXT, SessionInfo, check_session_id, stored_form
+from .base import PLAIN_TEXT, SessionInfo, StoredContext, check_session_id, stored_form
 
-__all__ = ["RedisContext", "RedisStore"]
+__all__ = ["RedisStore"]
 
 # KEYS: session hash, message list, index; ARGV: position, now, encoded message.
 _APPEND = """
@@ -75,7 +75,7 @@ class RedisStore:
 
     # -- sessions ---------------------------------------------------------------------------------
 
-    async def open(self, session_id: str | None = None) -> RedisContext:
+    async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
         session = check_session_id(session_id if session_id is not None else new_session_id())
         redis, (meta, _) = self._redis(), self._keys(session)
@@ -88,7 +88,7 @@ class RedisStore:
             pipe.zadd(self._index, {session: now}, nx=True)
             pipe.hget(meta, "next")
             following = (await pipe.execute())[-1]
-        return RedisContext(self, session, int(following or 0))
+        return StoredContext(self, session, int(following or 0))
 
     async def sessions(self) -> list[SessionInfo]:
         redis = self._redis()
@@ -120,7 +120,7 @@ class RedisStore:
 
     # -- for the contexts -------------------------------------------------------------------------
 
-    async def _append(self, session: str, position: int, message: Message) -> None:
+    async def append_at(self, session: str, position: int, message: Message) -> int:
         fmt, body = stored_form(message)
         encoded = f"{fmt}{message.role}{_SEPARATOR}{body}"
         meta, messages = self._keys(session)
@@ -132,19 +132,21 @@ class RedisStore:
             raise ConflictError(
                 f"session {session!r} was appended to by another writer; reopen it to go on"
             )
+        return position + 1
 
-    async def _history(self, session: str) -> list[Message]:
+    async def history_of(self, session: str) -> list[Message]:
         rows = await self._redis().lrange(self._keys(session)[1], 0, -1)
         return [_decoded(row) for row in rows]
 
-    async def _clear(self, session: str) -> None:
+    async def clear_at(self, session: str, known: int) -> int:
         meta, messages = self._keys(session)
         async with self._redis().pipeline(transaction=True) as pipe:
             pipe.delete(messages)
             pipe.hset(meta, mapping={"count": 0, "updated": time.time()})
             await pipe.execute()
+        return known
 
-    async def _copy(self, messages: Sequence[Message]) -> RedisContext:
+    async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         target = await self.open(None)
         for message in messages:
             await target.append(message)
@@ -163,33 +165,3 @@ def _role(role: str) -> Role:
     if role not in ("user", "assistant", "system"):
         raise ValueError(f"a stored message has role {role!r}")
     return role  # type: ignore[return-value]
-
-
-class RedisContext:
-    """One session of a ``RedisStore``: a ``ContextStore``."""
-
-    __slots__ = ("_next", "_session", "_store")
-
-    def __init__(self, store: RedisStore, session: str, following: int) -> None:
-        self._store = store
-        self._session = session
-        self._next = following
-
-    @property
-    def session_id(self) -> str:
-        return self._session
-
-    async def append(self, message: Message) -> None:
-        """Add ``message`` (as durable as the server's config makes it); ``ConflictError`` if
-        another writer appended first."""
-        await self._store._append(self._session, self._next, message)
-        self._next += 1
-
-    async def get_history(self) -> list[Message]:
-        return await self._store._history(self._session)
-
-    async def fork(self) -> ContextStore:
-        return await self._store._copy(await self.get_history())
-
-    async def clear(self) -> None:
-        await self._store._clear(self._session)

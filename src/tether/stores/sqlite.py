@@ -15,13 +15,20 @@ from pathlib import Path
 from typing import Self
 
 from ..codec import message_from_json
-from ..context import ContextStore, new_session_id
+from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message, Role
-from .base import MESSAGE_FORMAT, PLAIN_TEXT, SessionInfo, check_session_id, stored_form
+from .base import (
+    MESSAGE_FORMAT,
+    PLAIN_TEXT,
+    SessionInfo,
+    StoredContext,
+    check_session_id,
+    stored_form,
+)
 from .worker import Worker
 
-__all__ = ["SCHEMA_VERSION", "SQLiteContext", "SQLiteStore"]
+__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 SCHEMA_VERSION = 1
 
@@ -105,7 +112,7 @@ class SQLiteStore:
 
     # -- sessions ---------------------------------------------------------------------------------
 
-    async def open(self, session_id: str | None = None) -> SQLiteContext:
+    async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
         session = check_session_id(session_id if session_id is not None else new_session_id())
         writer, _ = self._workers()
@@ -122,7 +129,7 @@ class SQLiteStore:
             return int(row[0])
 
         following = await writer.submit(create, grouped=True)
-        return SQLiteContext(self, session, following)
+        return StoredContext(self, session, following)
 
     async def sessions(self) -> list[SessionInfo]:
         """Every stored session, oldest first."""
@@ -170,7 +177,7 @@ class SQLiteStore:
 
     # -- for the contexts -------------------------------------------------------------------------
 
-    async def _append(self, session: str, position: int, message: Message) -> None:
+    async def append_at(self, session: str, position: int, message: Message) -> int:
         fmt, body = stored_form(message)
         writer, _ = self._workers()
 
@@ -193,8 +200,9 @@ class SQLiteStore:
                 raise ConflictError(f"session {session!r} was changed by another writer")
 
         await writer.submit(insert, grouped=True)
+        return position + 1
 
-    async def _history(self, session: str) -> list[Message]:
+    async def history_of(self, session: str) -> list[Message]:
         _, reader = self._workers()
 
         def read(connection: sqlite3.Connection) -> list[tuple[int, Role, str]]:
@@ -210,7 +218,7 @@ class SQLiteStore:
             for fmt, role, body in rows
         ]
 
-    async def _clear(self, session: str) -> None:
+    async def clear_at(self, session: str, known: int) -> int:
         writer, _ = self._workers()
 
         def clear(connection: sqlite3.Connection) -> None:
@@ -221,8 +229,9 @@ class SQLiteStore:
             )
 
         await writer.submit(clear, grouped=True)
+        return known
 
-    async def _copy(self, messages: Sequence[Message]) -> SQLiteContext:
+    async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         """A new session holding ``messages``, written in one transaction."""
         target = await self.open(new_session_id())
         rows = []
@@ -239,44 +248,10 @@ class SQLiteStore:
             )
 
         await writer.submit(insert, grouped=True)
-        return SQLiteContext(self, target.session_id, len(rows))
+        return StoredContext(self, target.session_id, len(rows))
 
 
 def _message(fmt: int, body: str) -> Message:
     if fmt != MESSAGE_FORMAT:
         raise ValueError(f"a stored message has format {fmt}; this tether reads {MESSAGE_FORMAT}")
     return message_from_json(body)
-
-
-class SQLiteContext:
-    """One session of a ``SQLiteStore``: a ``ContextStore``. It knows the position its next
-    append takes; a writer elsewhere that appended first makes this one's append a conflict."""
-
-    __slots__ = ("_next", "_session", "_store")
-
-    def __init__(self, store: SQLiteStore, session: str, following: int) -> None:
-        self._store = store
-        self._session = session
-        self._next = following
-
-    @property
-    def session_id(self) -> str:
-        return self._session
-
-    async def append(self, message: Message) -> None:
-        """Add ``message``; durable once this returns. ``ConflictError`` if another writer
-        appended to this session since it was opened."""
-        await self._store._append(self._session, self._next, message)
-        self._next += 1
-
-    async def get_history(self) -> list[Message]:
-        return await self._store._history(self._session)
-
-    async def fork(self) -> ContextStore:
-        return await self._store._copy(await self.get_history())
-
-    async def clear(self) -> None:
-        await self._store._clear(self._session)
-
-    def __repr__(self) -> str:
-        return f"SQLiteContext({self._session!r}, next={self._next})"
