@@ -40,6 +40,7 @@ from .messages import (
     ToolResultBlock,
     ToolResultContent,
     ToolUseBlock,
+    text_message,
 )
 from .types import StopReason, Usage
 
@@ -158,7 +159,12 @@ def message_to_dict(message: Message) -> dict[str, Any]:
 
 def message_from_dict(d: Mapping[str, Any]) -> Message:
     """Read back what ``message_to_dict`` wrote."""
-    return Message(d["role"], tuple(block_from_dict(b) for b in d["content"]))
+    content = d["content"]
+    if type(content) is list and len(content) == 1:  # the common case, built at half the cost
+        only = content[0]
+        if type(only) is dict and len(only) == 2 and only.get("type") == "text":
+            return text_message(d["role"], only["text"])
+    return Message(d["role"], tuple(block_from_dict(b) for b in content))
 
 
 def message_to_json(message: Message) -> str:

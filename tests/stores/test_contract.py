@@ -5,11 +5,13 @@ one store, a call left open by a crash answered by the next run."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from backends import BACKENDS, make
@@ -23,7 +25,7 @@ from tether import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from tether.stores import ConflictError, SQLiteStore
+from tether.stores import ConflictError
 from tether.testing import Reply, ScriptedTransport
 
 
@@ -56,6 +58,28 @@ async def test_appends_are_kept_in_order_and_survive_a_new_store(kind: str, tmp_
         assert await context.get_history() == MIXED
     async with make(kind, tmp_path) as again:
         assert await (await again.open("user-42")).get_history() == MIXED
+
+
+async def test_a_long_history_loads_forks_clears_and_goes_on(kind: str, tmp_path: Path) -> None:
+    long = [MIXED[i % len(MIXED)] for i in range(150)] + [
+        Message("user", f"n{i}") for i in range(50)
+    ]
+    async with make(kind, tmp_path) as store:
+        context = await store.open("long")
+        for message in long:
+            await context.append(message)
+        assert await context.get_history() == long
+        copy = await context.fork()
+        await copy.append(Message("user", "only in the copy"))
+        assert await copy.get_history() == [*long, Message("user", "only in the copy")]
+        await context.clear()
+        for message in long[:70]:
+            await context.append(message)
+    async with make(kind, tmp_path) as again:
+        assert await (await again.open("long")).get_history() == long[:70]
+        assert len(await (await again.open(copy.session_id)).get_history()) == len(long) + 1
+        infos = {s.session_id: s.messages for s in await again.sessions()}
+        assert infos == {"long": 70, copy.session_id: len(long) + 1}
 
 
 async def test_two_writers_on_one_session_one_wins_and_nothing_is_lost(
@@ -138,15 +162,33 @@ async def test_session_ids_are_data_never_sql(kind: str, tmp_path: Path) -> None
             await store.open(42)  # type: ignore[arg-type]
 
 
-async def test_a_file_from_a_newer_tether_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "c.db"
-    async with SQLiteStore(path) as store:
-        await store.open("s")
-    with sqlite3.connect(path) as raw:
-        raw.execute("UPDATE tether_meta SET value = '99' WHERE key = 'schema'")
+async def test_data_from_a_newer_tether_is_refused(kind: str, tmp_path: Path) -> None:
+    async with make(kind, tmp_path) as store:
+        await (await store.open("s")).append(Message("user", "hi"))
+        await _mark_newer(kind, store, tmp_path)
     with pytest.raises(RuntimeError, match="newer tether"):
-        async with SQLiteStore(path):
-            pass
+        async with make(kind, tmp_path) as again:
+            await again.open("s")
+
+
+async def _mark_newer(kind: str, store: Any, place: Path) -> None:
+    """Make the stored schema (or file format) one this tether does not know."""
+    if kind == "sqlite":
+        with sqlite3.connect(place / "chats.db") as raw:
+            raw.execute("UPDATE tether_meta SET value = '99' WHERE key = 'schema'")
+    elif kind == "file":
+        (path,) = (place / "chats").iterdir()
+        lines = path.read_text().splitlines(keepends=True)
+        header = json.loads(lines[0])
+        path.write_text(json.dumps({**header, "tether": 99}) + "\n" + "".join(lines[1:]))
+    elif kind == "postgres":
+        pool = await store._ready()
+        async with pool.connection() as connection:
+            await connection.execute(
+                f"UPDATE {store.schema}.meta SET value = '99' WHERE key = 'schema'"
+            )
+    else:
+        await (await store._redis()).hset(f"{store.prefix}:meta", "schema", 99)
 
 
 async def test_a_run_on_a_stored_session_and_a_call_left_open_is_answered(

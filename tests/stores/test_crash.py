@@ -75,8 +75,12 @@ def test_sigkill_at_random_points_loses_no_acknowledged_message(kind: str, tmp_p
 
 
 async def _lengths(opened: Any) -> dict[str, int]:
+    """Each session's length as listed, checked against the history it loads."""
     async with opened as store:
-        return {s.session_id: s.messages for s in await store.sessions()}
+        listed = {s.session_id: s.messages for s in await store.sessions()}
+        for session, count in listed.items():
+            assert len(await (await store.open(session)).get_history()) == count, session
+        return listed
 
 
 async def _next_runs_are_valid(opened: Any) -> None:

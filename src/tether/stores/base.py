@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..codec import message_to_json
-from ..messages import Message, TextBlock
+from ..codec import message_from_json, message_to_json
+from ..messages import Message, TextBlock, text_message
 
 __all__ = [
     "MAX_SESSION_ID",
@@ -17,6 +17,7 @@ __all__ = [
     "SessionRows",
     "StoredContext",
     "check_session_id",
+    "row_message",
     "stored_form",
 ]
 
@@ -31,6 +32,15 @@ def stored_form(message: Message) -> tuple[int, str]:
     if len(content) == 1 and type(content[0]) is TextBlock:
         return PLAIN_TEXT, content[0].text
     return MESSAGE_FORMAT, message_to_json(message)
+
+
+def row_message(fmt: int, role: str, body: str) -> Message:
+    """The message a stored row holds; a format this tether does not know is a clear error."""
+    if fmt == PLAIN_TEXT:
+        return text_message(role, body)
+    if fmt == MESSAGE_FORMAT:
+        return message_from_json(body)
+    raise ValueError(f"a stored message has format {fmt}; this tether reads up to {MESSAGE_FORMAT}")
 
 
 @dataclass(frozen=True, slots=True)

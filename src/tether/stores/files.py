@@ -80,14 +80,14 @@ class FileStore:
             return []
         found = []
         for path in self.directory.glob("*" + _SUFFIX):
-            lines = _lines(path.read_bytes())
-            if not lines:
-                continue
-            header = json.loads(lines[0])
-            updated = path.stat().st_mtime
-            found.append(
-                SessionInfo(header["session_id"], header["created"], updated, len(lines) - 1)
-            )
+            with path.open("rb") as f:
+                first = f.readline()
+                if not first.endswith(b"\n"):
+                    continue  # a header cut short by a crash: no session yet
+                header = json.loads(first)
+                count = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+                updated = os.fstat(f.fileno()).st_mtime
+            found.append(SessionInfo(header["session_id"], header["created"], updated, count))
         return found
 
     async def delete(self, session_id: str) -> bool:
@@ -110,8 +110,10 @@ class FileStore:
 
     # -- for the contexts -------------------------------------------------------------------------
 
-    def _append(self, session: str, known: int, message: Message) -> int:
-        line = (json.dumps(message_to_dict(message), ensure_ascii=False) + "\n").encode()
+    def _append(self, session: str, known: int, messages: Sequence[Message]) -> int:
+        lines = "".join(
+            json.dumps(message_to_dict(m), ensure_ascii=False) + "\n" for m in messages
+        ).encode()
         path = self._path(session)
         with _locked(path) as fd:
             size = _whole_lines(fd)
@@ -121,13 +123,19 @@ class FileStore:
                 )
             os.ftruncate(fd, size)  # a line cut short by a crash goes
             os.lseek(fd, size, os.SEEK_SET)
-            os.write(fd, line)
+            os.write(fd, lines)
             os.fsync(fd)
-            return size + len(line)
+            return size + len(lines)
 
     def _history(self, session: str) -> list[Message]:
-        lines = _lines(self._path(session).read_bytes())
-        return [message_from_dict(json.loads(line)) for line in lines[1:]]
+        lines = _lines(self._path(session).read_bytes())[1:]
+        try:  # one parse for the whole file, not one per line
+            data = json.loads(b"[" + b",".join(lines) + b"]")
+        except ValueError:
+            data = None
+        if type(data) is not list or len(data) != len(lines):  # a damaged line: find it
+            data = [json.loads(line) for line in lines]
+        return [message_from_dict(d) for d in data]
 
     def _clear(self, session: str) -> int:
         path = self._path(session)
@@ -139,7 +147,7 @@ class FileStore:
             return len(header)
 
     async def append_at(self, session: str, known: int, message: Message) -> int:
-        return await asyncio.to_thread(self._append, session, known, message)
+        return await asyncio.to_thread(self._append, session, known, [message])
 
     async def history_of(self, session: str) -> list[Message]:
         return await asyncio.to_thread(self._history, session)
@@ -148,10 +156,11 @@ class FileStore:
         return await asyncio.to_thread(self._clear, session)
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
-        target = await self.open(None)
-        for message in messages:
-            await target.append(message)
-        return target
+        """A new session holding ``messages``, written at once (one fsync)."""
+        session = new_session_id()
+        known = await asyncio.to_thread(self._create, session)
+        known = await asyncio.to_thread(self._append, session, known, messages)
+        return StoredContext(self, session, known)
 
 
 @contextmanager

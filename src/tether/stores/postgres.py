@@ -12,13 +12,14 @@ import time
 from collections.abc import Sequence
 from typing import Any, Self
 
-from ..codec import message_from_json
 from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from .base import PLAIN_TEXT, SessionInfo, StoredContext, check_session_id, stored_form
+from .base import SessionInfo, StoredContext, check_session_id, row_message, stored_form
 
-__all__ = ["PostgresStore"]
+__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+
+SCHEMA_VERSION = 1
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -58,8 +59,12 @@ class PostgresStore:
                 open=False,
             )
             await pool.open(wait=True)
-            async with pool.connection() as connection, connection.transaction():
-                await self._create(connection)
+            try:
+                async with pool.connection() as connection, connection.transaction():
+                    await self._create(connection)
+            except BaseException:
+                await pool.close()
+                raise
             self._pool = pool
         return self._pool
 
@@ -77,6 +82,20 @@ class PostgresStore:
             "position INTEGER NOT NULL, format SMALLINT NOT NULL, role TEXT NOT NULL, "
             "body TEXT NOT NULL, PRIMARY KEY (session, position))"
         )
+        await connection.execute(
+            f"CREATE TABLE IF NOT EXISTS {s}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+        )
+        await connection.execute(
+            f"INSERT INTO {s}.meta VALUES ('schema', %s) ON CONFLICT DO NOTHING",
+            (str(SCHEMA_VERSION),),
+        )
+        cursor = await connection.execute(f"SELECT value FROM {s}.meta WHERE key = 'schema'")
+        ((found,),) = await cursor.fetchall()
+        if int(found) > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"schema {s!r} was written by a newer tether (schema {found}); "
+                f"this one reads up to {SCHEMA_VERSION}"
+            )
 
     async def _run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         pool = await self._ready()
@@ -131,36 +150,46 @@ class PostgresStore:
     # -- for the contexts -------------------------------------------------------------------------
 
     async def append_at(self, session: str, position: int, message: Message) -> int:
+        return await self._append_rows(session, position, [message])
+
+    async def _append_rows(self, session: str, position: int, messages: Sequence[Message]) -> int:
+        """Insert ``messages`` from ``position`` and move the session on, in one statement (one
+        round trip, its own transaction): nothing is inserted unless the session is at
+        ``position``."""
         from psycopg.errors import UniqueViolation  # noqa: PLC0415
 
-        fmt, body = stored_form(message)
-        pool = await self._ready()
-        s = self.schema
+        rows = [(i, *stored_form(m), m.role) for i, m in enumerate(messages, position)]
+        count = len(rows)
         try:
-            async with pool.connection() as connection, connection.transaction():
-                await connection.execute(
-                    f"INSERT INTO {s}.messages VALUES (%s, %s, %s, %s, %s)",
-                    (session, position, fmt, message.role, body),
-                )
-                updated = await connection.execute(
-                    f"UPDATE {s}.sessions SET count = count + 1, next = %s, updated = %s "
-                    "WHERE id = %s AND next = %s",
-                    (position + 1, time.time(), session, position),
-                )
-                if updated.rowcount != 1:
-                    raise ConflictError(f"session {session!r} was changed by another writer")
+            inserted = await self._run(
+                "WITH moved AS (UPDATE {s}.sessions SET count = count + %s, next = %s, "
+                "updated = %s WHERE id = %s AND next = %s RETURNING id) "
+                "INSERT INTO {s}.messages SELECT moved.id, r.position, r.format, r.role, r.body "
+                "FROM moved, unnest(%s::int[], %s::smallint[], %s::text[], %s::text[]) "
+                "AS r(position, format, body, role) RETURNING 1",
+                (
+                    count,
+                    position + count,
+                    time.time(),
+                    session,
+                    position,
+                    *map(list, zip(*rows, strict=True)),
+                ),
+            )
         except UniqueViolation:
+            inserted = []
+        if len(inserted) != count:
             raise ConflictError(
                 f"session {session!r} was appended to by another writer; reopen it to go on"
-            ) from None
-        return position + 1
+            )
+        return position + count
 
     async def history_of(self, session: str) -> list[Message]:
         rows = await self._run(
             "SELECT format, role, body FROM {s}.messages WHERE session = %s ORDER BY position",
             (session,),
         )
-        return [Message(r, b) if f == PLAIN_TEXT else message_from_json(b) for f, r, b in rows]
+        return [row_message(f, r, b) for f, r, b in rows]
 
     async def clear_at(self, session: str, known: int) -> int:
         pool = await self._ready()
@@ -174,7 +203,9 @@ class PostgresStore:
         return known
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
+        """A new session holding ``messages``, written in one statement."""
         target = await self.open(None)
-        for message in messages:
-            await target.append(message)
-        return target
+        if not messages:
+            return target
+        known = await self._append_rows(target.session_id, 0, messages)
+        return StoredContext(self, target.session_id, known)

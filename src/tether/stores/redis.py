@@ -12,24 +12,27 @@ import time
 from collections.abc import Sequence
 from typing import Any, Self
 
-from ..codec import message_from_json
 from ..context import new_session_id
 from ..errors import ConflictError
-from ..messages import Message, Role
-from .base import PLAIN_TEXT, SessionInfo, StoredContext, check_session_id, stored_form
+from ..messages import Message
+from .base import SessionInfo, StoredContext, check_session_id, row_message, stored_form
 
-__all__ = ["RedisStore"]
+__all__ = ["SCHEMA_VERSION", "RedisStore"]
 
-# KEYS: session hash, message list, index; ARGV: position, now, encoded message.
+SCHEMA_VERSION = 1
+
+# KEYS: session hash, message list, index; ARGV: position, now, session id, encoded messages.
 _APPEND = """
 local next = tonumber(redis.call('HGET', KEYS[1], 'next'))
 if next ~= tonumber(ARGV[1]) then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[3])
-redis.call('HSET', KEYS[1], 'next', next + 1, 'updated', ARGV[2])
-redis.call('HINCRBY', KEYS[1], 'count', 1)
-redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[4])
+local count = #ARGV - 3
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 4))
+redis.call('HSET', KEYS[1], 'next', next + count, 'updated', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'count', count)
+redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[3])
 return 1
 """
+_CHUNK = 1000  # messages per script call when copying (Lua's unpack has a stack limit)
 _SEPARATOR = "\x1f"  # between the format/role prefix and the body
 
 
@@ -45,7 +48,7 @@ class RedisStore:
         self._append_script: Any = None
 
     async def __aenter__(self) -> Self:
-        self._redis()
+        await self._redis()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -56,12 +59,29 @@ class RedisStore:
         if client is not None:
             await client.aclose()
 
-    def _redis(self) -> Any:
+    async def _redis(self) -> Any:
+        """The client, once the keys' schema is known to be one this tether reads."""
         if self._client is None:
             from redis.asyncio import Redis  # noqa: PLC0415 - the redis extra
 
-            self._client = Redis.from_url(self.url, decode_responses=True)
-            self._append_script = self._client.register_script(_APPEND)
+            client = Redis.from_url(self.url, decode_responses=True)
+            meta = f"{self.prefix}:meta"
+            try:
+                await client.hsetnx(meta, "schema", SCHEMA_VERSION)
+                found: Any = await client.hget(meta, "schema")
+                if int(found) > SCHEMA_VERSION:
+                    raise RuntimeError(
+                        f"keys under {self.prefix!r} were written by a newer tether (schema "
+                        f"{found}); this one reads up to {SCHEMA_VERSION}"
+                    )
+            except BaseException:
+                await client.aclose()
+                raise
+            if self._client is not None:  # another call got there first
+                await client.aclose()
+                return self._client
+            self._append_script = client.register_script(_APPEND)
+            self._client = client
         return self._client
 
     def _keys(self, session: str) -> tuple[str, str]:
@@ -78,7 +98,7 @@ class RedisStore:
     async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
         session = check_session_id(session_id if session_id is not None else new_session_id())
-        redis, (meta, _) = self._redis(), self._keys(session)
+        redis, (meta, _) = await self._redis(), self._keys(session)
         now = time.time()
         async with redis.pipeline(transaction=True) as pipe:  # created whole, or left as it is
             for field, value in (("id", session), ("created", now), ("updated", now)):
@@ -91,28 +111,29 @@ class RedisStore:
         return StoredContext(self, session, int(following or 0))
 
     async def sessions(self) -> list[SessionInfo]:
-        redis = self._redis()
-        found = []
-        for session in await redis.zrange(self._index, 0, -1):
-            meta = await redis.hgetall(self._keys(session)[0])
-            if meta:
-                found.append(
-                    SessionInfo(
-                        session, float(meta["created"]), float(meta["updated"]), int(meta["count"])
-                    )
-                )
+        redis = await self._redis()
+        ids = await redis.zrange(self._index, 0, -1)
+        async with redis.pipeline(transaction=False) as pipe:
+            for session in ids:
+                pipe.hgetall(self._keys(session)[0])
+            metas = await pipe.execute()
+        found = [
+            SessionInfo(session, float(meta["created"]), float(meta["updated"]), int(meta["count"]))
+            for session, meta in zip(ids, metas, strict=True)
+            if meta
+        ]
         return sorted(found, key=lambda s: (s.created, s.session_id))
 
     async def delete(self, session_id: str) -> bool:
         session = check_session_id(session_id)
-        redis = self._redis()
+        redis = await self._redis()
         gone = await redis.delete(*self._keys(session))
         await redis.zrem(self._index, session)
         return bool(gone)
 
     async def delete_older_than(self, seconds: float) -> int:
         cutoff = time.time() - seconds
-        old = await self._redis().zrangebyscore(self._index, "-inf", f"({cutoff}")
+        old = await (await self._redis()).zrangebyscore(self._index, "-inf", f"({cutoff}")
         gone = 0
         for session in old:
             gone += await self.delete(session)
@@ -121,47 +142,51 @@ class RedisStore:
     # -- for the contexts -------------------------------------------------------------------------
 
     async def append_at(self, session: str, position: int, message: Message) -> int:
-        fmt, body = stored_form(message)
-        encoded = f"{fmt}{message.role}{_SEPARATOR}{body}"
-        meta, messages = self._keys(session)
-        self._redis()
+        return await self._append_rows(session, position, [message])
+
+    async def _append_rows(self, session: str, position: int, messages: Sequence[Message]) -> int:
+        """Push ``messages`` at ``position`` atomically (one script), or refuse if the session
+        moved on."""
+        encoded = [_encoded(message) for message in messages]
+        meta, rows = self._keys(session)
+        await self._redis()
         done = await self._append_script(
-            keys=[meta, messages, self._index], args=[position, time.time(), encoded, session]
+            keys=[meta, rows, self._index], args=[position, time.time(), session, *encoded]
         )
         if not done:
             raise ConflictError(
                 f"session {session!r} was appended to by another writer; reopen it to go on"
             )
-        return position + 1
+        return position + len(encoded)
 
     async def history_of(self, session: str) -> list[Message]:
-        rows = await self._redis().lrange(self._keys(session)[1], 0, -1)
+        rows = await (await self._redis()).lrange(self._keys(session)[1], 0, -1)
         return [_decoded(row) for row in rows]
 
     async def clear_at(self, session: str, known: int) -> int:
         meta, messages = self._keys(session)
-        async with self._redis().pipeline(transaction=True) as pipe:
+        async with (await self._redis()).pipeline(transaction=True) as pipe:
             pipe.delete(messages)
             pipe.hset(meta, mapping={"count": 0, "updated": time.time()})
             await pipe.execute()
         return known
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
+        """A new session holding ``messages``, pushed a thousand at a time."""
         target = await self.open(None)
-        for message in messages:
-            await target.append(message)
-        return target
+        known = 0
+        for start in range(0, len(messages), _CHUNK):
+            known = await self._append_rows(
+                target.session_id, known, messages[start : start + _CHUNK]
+            )
+        return StoredContext(self, target.session_id, known)
+
+
+def _encoded(message: Message) -> str:
+    fmt, body = stored_form(message)
+    return f"{fmt}{message.role}{_SEPARATOR}{body}"
 
 
 def _decoded(row: str) -> Message:
     head, _, body = row.partition(_SEPARATOR)
-    fmt, role = int(head[0]), head[1:]
-    if fmt == PLAIN_TEXT:
-        return Message(_role(role), body)
-    return message_from_json(body)
-
-
-def _role(role: str) -> Role:
-    if role not in ("user", "assistant", "system"):
-        raise ValueError(f"a stored message has role {role!r}")
-    return role  # type: ignore[return-value]
+    return row_message(int(head[0]), head[1:], body)

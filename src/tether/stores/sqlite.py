@@ -2,8 +2,10 @@
 
 Appends are single-row inserts keyed by (session, position), so an append costs the same at
 message 10 and 10,000, and two writers appending to one session at once cannot both win: the
-second gets ``ConflictError``. One writer thread per store commits the appends of every session
-of the process together (one fsync for many); other processes may write the same file.
+second gets ``ConflictError``. Every ``PAGE`` appends, the same transaction packs the oldest
+rows into one page row, so loading a long history reads a few rows, not thousands. One writer
+thread per store commits the appends of every session of the process together (one fsync for
+many); other processes may write the same file.
 """
 
 from __future__ import annotations
@@ -14,44 +16,60 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-from ..codec import message_from_json
 from ..context import new_session_id
 from ..errors import ConflictError
-from ..messages import Message, Role
-from .base import (
-    MESSAGE_FORMAT,
-    PLAIN_TEXT,
-    SessionInfo,
-    StoredContext,
-    check_session_id,
-    stored_form,
-)
+from ..messages import Message
+from .base import SessionInfo, StoredContext, check_session_id, row_message, stored_form
+from .cache import HistoryCache
+from .pages import page_messages, page_of
 from .worker import Worker
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+PAGE = 64  # messages packed into one page row
 
+# A session's messages: pages (see pages.py) up to position `packed`,
+# then one row per message up to `next`.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tether_sessions (
     id TEXT PRIMARY KEY, created REAL NOT NULL, updated REAL NOT NULL,
-    count INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0
+    count INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0,
+    packed INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS tether_messages (
     session TEXT NOT NULL, position INTEGER NOT NULL, format INTEGER NOT NULL,
     role TEXT NOT NULL, body TEXT NOT NULL,
     PRIMARY KEY (session, position)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tether_pages (
+    session TEXT NOT NULL, position INTEGER NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (session, position)
+) WITHOUT ROWID;
+"""
+
+# Schema 1 had no pages: its sessions start with every message as a row.
+_FROM_1 = """
+ALTER TABLE tether_sessions ADD COLUMN packed INTEGER NOT NULL DEFAULT 0;
+UPDATE tether_sessions SET packed = coalesce(
+    (SELECT min(position) FROM tether_messages WHERE session = tether_sessions.id), next
+);
+UPDATE tether_meta SET value = '2' WHERE key = 'schema';
 """
 
 
 class SQLiteStore:
-    """Conversations in the SQLite file at ``path`` (created if missing)."""
+    """Conversations in the SQLite file at ``path`` (created if missing). Up to
+    ``cache_messages`` messages of recently used sessions stay in memory, so loading a session
+    again reads only what was appended since (0: read everything every time)."""
 
-    def __init__(self, path: str | Path, *, busy_timeout: float = 5.0) -> None:
+    def __init__(
+        self, path: str | Path, *, busy_timeout: float = 5.0, cache_messages: int = 100_000
+    ) -> None:
         self.path = Path(path)
         self.busy_timeout = busy_timeout
+        self._cache = HistoryCache(cache_messages)
         self._writer: Worker | None = None
         self._reader: Worker | None = None
 
@@ -75,26 +93,29 @@ class SQLiteStore:
         connection = self._connect()
         connection.execute("BEGIN IMMEDIATE")
         try:
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                connection.execute(statement)
-            found = connection.execute(
-                "SELECT value FROM tether_meta WHERE key = 'schema'"
-            ).fetchone()
-            if found is None:
-                connection.execute(
-                    "INSERT INTO tether_meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
-                )
-            elif int(found[0]) > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.path} was written by a newer tether (schema {found[0]}); "
-                    f"this one reads up to {SCHEMA_VERSION}"
-                )
+            self._migrate(connection)
             connection.execute("COMMIT")
         except BaseException:
             connection.execute("ROLLBACK")
             connection.close()
             raise
         return connection
+
+    def _migrate(self, connection: sqlite3.Connection) -> None:
+        """Create the tables, or bring a file of an older schema up to this one."""
+        _script(connection, _SCHEMA)
+        found = connection.execute("SELECT value FROM tether_meta WHERE key = 'schema'").fetchone()
+        if found is None:
+            connection.execute(
+                "INSERT INTO tether_meta VALUES ('schema', ?)", (f"{SCHEMA_VERSION}",)
+            )
+        elif int(found[0]) > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"{self.path} was written by a newer tether (schema {found[0]}); "
+                f"this one reads up to {SCHEMA_VERSION}"
+            )
+        elif int(found[0]) == 1:
+            _script(connection, _FROM_1)
 
     async def __aenter__(self) -> Self:
         self._workers()
@@ -150,10 +171,11 @@ class SQLiteStore:
         writer, _ = self._workers()
 
         def remove(connection: sqlite3.Connection) -> bool:
-            connection.execute("DELETE FROM tether_messages WHERE session = ?", (session,))
+            _forget(connection, "session = ?", (session,))
             gone = connection.execute("DELETE FROM tether_sessions WHERE id = ?", (session,))
             return gone.rowcount > 0
 
+        self._cache.drop(session)
         result: bool = await writer.submit(remove, grouped=True)
         return result
 
@@ -163,15 +185,13 @@ class SQLiteStore:
         cutoff = time.time() - seconds
 
         def remove(connection: sqlite3.Connection) -> int:
-            connection.execute(
-                "DELETE FROM tether_messages WHERE session IN "
-                "(SELECT id FROM tether_sessions WHERE updated < ?)",
-                (cutoff,),
-            )
+            old = "session IN (SELECT id FROM tether_sessions WHERE updated < ?)"
+            _forget(connection, old, (cutoff,))
             return connection.execute(
                 "DELETE FROM tether_sessions WHERE updated < ?", (cutoff,)
             ).rowcount
 
+        self._cache.drop()
         result: int = await writer.submit(remove, grouped=True)
         return result
 
@@ -193,65 +213,130 @@ class SQLiteStore:
                 ) from None
             updated = connection.execute(
                 "UPDATE tether_sessions SET count = count + 1, next = ?, updated = ? "
-                "WHERE id = ? AND next = ?",
+                "WHERE id = ? AND next = ? RETURNING packed",
                 (position + 1, time.time(), session, position),
-            )
-            if updated.rowcount != 1:
+            ).fetchall()
+            if len(updated) != 1:
                 raise ConflictError(f"session {session!r} was changed by another writer")
+            if position + 1 - updated[0][0] >= PAGE:
+                _pack(connection, session, updated[0][0])
 
         await writer.submit(insert, grouped=True)
+        self._cache.extend(session, position, message)
         return position + 1
 
     async def history_of(self, session: str) -> list[Message]:
         _, reader = self._workers()
-
-        def read(connection: sqlite3.Connection) -> list[tuple[int, Role, str]]:
-            return connection.execute(
-                "SELECT format, role, body FROM tether_messages WHERE session = ? "
-                "ORDER BY position",
-                (session,),
-            ).fetchall()
-
-        rows: list[tuple[int, Role, str]] = await reader.submit(read)
-        return [
-            Message(role, body) if fmt == PLAIN_TEXT else _message(fmt, body)
-            for fmt, role, body in rows
-        ]
+        cached = self._cache.get(session)
+        hint = (cached.created, cached.first, cached.end) if cached is not None else None
+        found: tuple[float, int, int, list[Message]] | None = await reader.submit(
+            lambda connection: _read_history(connection, session, hint)
+        )
+        if found is None:
+            self._cache.drop(session)
+            return []
+        created, first, start, tail = found
+        history = tail if cached is None or start == first else cached.messages + tail
+        self._cache.put(session, created, first, history)
+        return history
 
     async def clear_at(self, session: str, known: int) -> int:
         writer, _ = self._workers()
 
         def clear(connection: sqlite3.Connection) -> None:
-            connection.execute("DELETE FROM tether_messages WHERE session = ?", (session,))
+            _forget(connection, "session = ?", (session,))
             connection.execute(
-                "UPDATE tether_sessions SET count = 0, updated = ? WHERE id = ?",
+                "UPDATE tether_sessions SET count = 0, packed = next, updated = ? WHERE id = ?",
                 (time.time(), session),
             )
 
+        self._cache.drop(session)
         await writer.submit(clear, grouped=True)
         return known
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
-        """A new session holding ``messages``, written in one transaction."""
+        """A new session holding ``messages``, written in one transaction (full pages packed)."""
         target = await self.open(new_session_id())
-        rows = []
-        for position, message in enumerate(messages):
-            fmt, body = stored_form(message)
-            rows.append((target.session_id, position, fmt, message.role, body))
+        session = target.session_id
+        entries = [(*stored_form(m), m.role) for m in messages]
+        full = len(entries) - len(entries) % PAGE
+        pages = [
+            (session, start, page_of((f, r, b) for f, b, r in entries[start : start + PAGE]))
+            for start in range(0, full, PAGE)
+        ]
+        rows = [(session, full + i, f, r, b) for i, (f, b, r) in enumerate(entries[full:])]
         writer, _ = self._workers()
 
         def insert(connection: sqlite3.Connection) -> None:
+            connection.executemany("INSERT INTO tether_pages VALUES (?, ?, ?)", pages)
             connection.executemany("INSERT INTO tether_messages VALUES (?, ?, ?, ?, ?)", rows)
             connection.execute(
-                "UPDATE tether_sessions SET count = ?, next = ?, updated = ? WHERE id = ?",
-                (len(rows), len(rows), time.time(), target.session_id),
+                "UPDATE tether_sessions SET count = ?, next = ?, packed = ?, updated = ? "
+                "WHERE id = ?",
+                (len(entries), len(entries), full, time.time(), session),
             )
 
         await writer.submit(insert, grouped=True)
-        return StoredContext(self, target.session_id, len(rows))
+        return StoredContext(self, session, len(entries))
 
 
-def _message(fmt: int, body: str) -> Message:
-    if fmt != MESSAGE_FORMAT:
-        raise ValueError(f"a stored message has format {fmt}; this tether reads {MESSAGE_FORMAT}")
-    return message_from_json(body)
+def _read_history(
+    connection: sqlite3.Connection, session: str, hint: tuple[float, int, int] | None
+) -> tuple[float, int, int, list[Message]] | None:
+    """(created, first position, start, the messages from start) of ``session``, None if there
+    is no such session. ``hint`` is a cached (created, first, end): when it still holds, only
+    the messages from its end are read."""
+    connection.execute("BEGIN")  # the session, its pages and its rows from one snapshot
+    try:
+        meta = connection.execute(
+            "SELECT created, next, count FROM tether_sessions WHERE id = ?", (session,)
+        ).fetchone()
+        if meta is None:
+            return None
+        created, following, count = meta
+        first = following - count
+        holds = hint is not None and hint[:2] == (created, first) and hint[2] <= following
+        start = hint[2] if holds and hint is not None else first
+        pages = connection.execute(
+            "SELECT position, body FROM tether_pages WHERE session = ? AND position > ? "
+            "ORDER BY position",
+            (session, start - PAGE),
+        ).fetchall()
+        rows = connection.execute(
+            "SELECT format, role, body FROM tether_messages WHERE session = ? AND position >= ? "
+            "ORDER BY position",
+            (session, start),
+        ).fetchall()
+    finally:
+        connection.execute("COMMIT")
+    messages = [m for at, page in pages for m in page_messages(page)[max(0, start - at) :]]
+    messages += [row_message(*row) for row in rows]
+    return created, first, start, messages
+
+
+def _script(connection: sqlite3.Connection, script: str) -> None:
+    for statement in filter(str.strip, script.split(";")):
+        connection.execute(statement)
+
+
+def _forget(connection: sqlite3.Connection, where: str, args: tuple[object, ...]) -> None:
+    """Delete the messages and pages of the sessions ``where`` picks."""
+    connection.execute(f"DELETE FROM tether_messages WHERE {where}", args)
+    connection.execute(f"DELETE FROM tether_pages WHERE {where}", args)
+
+
+def _pack(connection: sqlite3.Connection, session: str, start: int) -> None:
+    """Move the ``PAGE`` rows from ``start`` into one page row."""
+    span = (session, start, start + PAGE)
+    rows = connection.execute(
+        "SELECT format, role, body FROM tether_messages "
+        "WHERE session = ? AND position >= ? AND position < ? ORDER BY position",
+        span,
+    ).fetchall()
+    connection.execute("INSERT INTO tether_pages VALUES (?, ?, ?)", (session, start, page_of(rows)))
+    connection.execute(
+        "DELETE FROM tether_messages WHERE session = ? AND position >= ? AND position < ?", span
+    )
+    connection.execute(
+        "UPDATE tether_sessions SET packed = ? WHERE id = ?", (start + PAGE, session)
+    )

@@ -19,6 +19,8 @@ __all__ = ["Job", "Worker"]
 _BATCH = 512  # appends committed together at most
 _LOCKED_RETRIES = 50  # "database is locked" after busy_timeout: tries before giving up
 
+Outcome = tuple[Any, BaseException | None]  # a job's result, or what it raised
+
 
 @dataclass(slots=True)
 class Job:
@@ -97,36 +99,53 @@ class Worker:
         return batch, False
 
     def _commit(self, connection: sqlite3.Connection, batch: list[Job]) -> None:
-        """Run the batch in one transaction; a job that fails is rolled back alone."""
-        outcomes: list[tuple[Any, BaseException | None]] = []
+        """Run the batch in one transaction. Jobs run without savepoints first (the common
+        case: none fails); if one fails, the batch runs again with one savepoint per job, so
+        only the failed job's writes are undone."""
+        outcomes, failure = _attempt(lambda: _transaction(connection, batch, savepoints=False))
+        if failure is None and outcomes is None:
+            outcomes, failure = _attempt(lambda: _transaction(connection, batch, savepoints=True))
+        if failure is not None:
+            outcomes = [(None, failure)] * len(batch)
+        _settle_all(batch, outcomes)
 
-        def transaction() -> None:
-            outcomes.clear()
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                for job in batch:
-                    connection.execute("SAVEPOINT job")
-                    try:
-                        outcomes.append((job.run(connection), None))
-                        connection.execute("RELEASE job")
-                    except sqlite3.OperationalError:
-                        raise  # the database, not the job: the whole transaction is retried
-                    except Exception as exc:
-                        connection.execute("ROLLBACK TO job")
-                        connection.execute("RELEASE job")
-                        outcomes.append((None, exc))
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
-                raise
 
-        _, failure = _attempt(transaction)
-        for i, job in enumerate(batch):
-            if failure is not None:
-                _settle(job, None, failure)
-            else:
-                _settle(job, *outcomes[i])
+def _transaction(
+    connection: sqlite3.Connection, batch: list[Job], *, savepoints: bool
+) -> list[Outcome] | None:
+    """Each job's outcome, committed; None (rolled back) if a job failed without savepoints
+    and others would go with it."""
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        outcomes = [_run_job(connection, job, savepoint=savepoints) for job in batch]
+        failed = any(failure is not None for _, failure in outcomes)
+        if failed and not savepoints:
+            connection.execute("ROLLBACK")
+            return outcomes if len(batch) == 1 else None
+        connection.execute("COMMIT")
+        return outcomes
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+
+
+def _run_job(connection: sqlite3.Connection, job: Job, *, savepoint: bool) -> Outcome:
+    """One job's result or failure; with ``savepoint``, a failed job's writes are undone alone."""
+    if savepoint:
+        connection.execute("SAVEPOINT job")
+    try:
+        result = job.run(connection)
+    except sqlite3.OperationalError:
+        raise  # the database, not the job: the whole transaction is retried
+    except Exception as exc:
+        if savepoint:
+            connection.execute("ROLLBACK TO job")
+            connection.execute("RELEASE job")
+        return None, exc
+    if savepoint:
+        connection.execute("RELEASE job")
+    return result, None
 
 
 def _attempt(run: Callable[[], Any]) -> tuple[Any, BaseException | None]:
@@ -144,13 +163,24 @@ def _attempt(run: Callable[[], Any]) -> tuple[Any, BaseException | None]:
 
 
 def _settle(job: Job, value: Any, failure: BaseException | None) -> None:
-    def done() -> None:
+    _settle_all([job], [(value, failure)])
+
+
+def _settle_all(jobs: list[Job], outcomes: list[Outcome]) -> None:
+    """Hand the outcomes to the jobs' event loops: one wake-up per loop, not one per job."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Job, Outcome]]] = {}
+    for job, outcome in zip(jobs, outcomes, strict=True):
+        by_loop.setdefault(job.loop, []).append((job, outcome))
+    for loop, settled in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting
+            loop.call_soon_threadsafe(_resolve, settled)
+
+
+def _resolve(settled: list[tuple[Job, Outcome]]) -> None:
+    for job, (value, failure) in settled:
         if job.future.done():
-            return  # the caller stopped waiting; the work itself is done (or failed) anyway
+            continue  # the caller stopped waiting; the work itself is done (or failed) anyway
         if failure is not None:
             job.future.set_exception(failure)
         else:
             job.future.set_result(value)
-
-    with contextlib.suppress(RuntimeError):  # the caller's loop is closed: nobody is waiting
-        job.loop.call_soon_threadsafe(done)
