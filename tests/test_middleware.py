@@ -578,7 +578,7 @@ def test_middleware_class_instead_of_instance_is_refused() -> None:
 
 
 def test_object_wrapping_nothing_is_refused() -> None:
-    with pytest.raises(TypeError, match="neither wrap_model_call nor wrap_tool_call"):
+    with pytest.raises(TypeError, match="none of wrap_run, wrap_model_call, wrap_tool_call"):
         make_agent(ScriptedTransport([]), middleware=[object()])
 
 
@@ -809,7 +809,7 @@ def test_middleware_given_as_instance_attributes_is_refused() -> None:
     async def passthrough(call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
         return await call_next(call)
 
-    with pytest.raises(TypeError, match="its class defines neither"):
+    with pytest.raises(TypeError, match="its class defines none of"):
         make_agent(
             ScriptedTransport([]), middleware=[types.SimpleNamespace(wrap_tool_call=passthrough)]
         )

@@ -91,7 +91,7 @@ LAYERS: dict[str, set[str]] = {
     "parts": {"tools", "transports", "context", "control", "budget"},
     "sources": {"mcp", "stores"},
     "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "early", "loop",
-               "stream", "agent"},
+               "stream", "agent", "tracing"},
     "doors": {"testing", "providers", "local", "cli", "session"},
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}

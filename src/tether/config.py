@@ -59,6 +59,7 @@ class AgentConfig:
     - ``tool_timeout``: seconds a call of a tool without its own ``timeout`` may take (None: no
       limit); a synchronous handler running on the event loop cannot be cut short.
     - ``clock``: time, waiting and jitter for retries (inject one for deterministic replay).
+    - ``name``: what traces call this agent (``gen_ai.agent.name``).
     - ``start_tools_early``: with ``"parallel"`` execution, start each call as soon as its
       arguments are complete (a later block of the response began), before the turn ends.
     """
@@ -84,6 +85,7 @@ class AgentConfig:
     tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
     clock: Clock = SYSTEM_CLOCK
     start_tools_early: bool = False
+    name: str = "agent"
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:

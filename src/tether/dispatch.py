@@ -19,7 +19,7 @@ from .errors import ToolArgumentError
 from .events import StreamEvent, ToolDispatch, ToolProgress, ToolResult
 from .interrupt import Overrun, within
 from .messages import ToolResultBlock, ToolUseBlock
-from .middleware import ToolHandler, ToolRequest, tool_chain
+from .middleware import Middleware, RunRequest, ToolHandler, ToolRequest, tool_chain
 from .results import (
     ErrorFormatter,
     default_error_text,
@@ -89,6 +89,7 @@ class ToolDispatcher:
     unknown: list[str] | None = None
     chain: ToolHandler | None = None
     default_timeout: float | None = None
+    run: RunRequest | None = None
 
     def execute(self, block: ToolUseBlock) -> Awaitable[ToolResultBlock]:
         """One call, start to finish, through the middleware; never raises but on cancellation."""
@@ -98,7 +99,8 @@ class ToolDispatcher:
 
     async def _through(self, chain: ToolHandler, block: ToolUseBlock) -> ToolResultBlock:
         try:
-            result = await chain(ToolRequest(block, self.tools.get(block.name), self.iteration))
+            request = ToolRequest(block, self.tools.get(block.name), self.iteration, self.run)
+            result = await chain(request)
         except asyncio.CancelledError as exc:
             if _run_cancelled():
                 raise
@@ -209,8 +211,12 @@ def dispatcher_for(
     table: Mapping[str, Tool],
     iteration: int,
     cancel: CancellationToken | None = None,
+    *,
+    middleware: Sequence[Middleware] | None = None,
+    run: RunRequest | None = None,
 ) -> ToolDispatcher:
-    """The dispatcher of one iteration of ``agent``: guards, error text, timeout, middleware."""
+    """The dispatcher of one iteration of ``agent``: guards, error text, timeout, middleware
+    (the agent's, or ``middleware`` when the run adds some), its calls part of ``run``."""
     dispatcher = ToolDispatcher(
         table,
         agent.guards,
@@ -219,9 +225,11 @@ def dispatcher_for(
         cancel,
         [],
         default_timeout=agent.tool_timeout,
+        run=run,
     )
-    if agent.middleware:
-        dispatcher.chain = tool_chain(agent.middleware, dispatcher.innermost)
+    wrappers = agent.middleware if middleware is None else middleware
+    if wrappers:
+        dispatcher.chain = tool_chain(wrappers, dispatcher.innermost)
     return dispatcher
 
 

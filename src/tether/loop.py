@@ -42,7 +42,14 @@ from .events import (
     StreamEvent,
 )
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from .middleware import ModelHandler, ModelRequest, model_chain
+from .middleware import (
+    Middleware,
+    ModelHandler,
+    ModelRequest,
+    RunRequest,
+    model_chain,
+    run_chain,
+)
 from .results import interrupted_result, not_run_result
 from .steps import (
     check_guardrail,
@@ -54,6 +61,7 @@ from .steps import (
 )
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
+from .tracing.ambient import with_ambient
 from .turn import TurnBuilder, stream_turn
 from .types import ZERO_USAGE, StopReason, ToolSpec, Usage
 
@@ -102,7 +110,9 @@ class Run:
         "finished",
         "history",
         "listings",
+        "middleware",
         "model_chain",
+        "request",
         "state",
         "steering",
         "store",
@@ -114,6 +124,7 @@ class Run:
         state: RunState,
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
+        middleware: Sequence[Middleware] | None = None,
     ) -> None:
         self.agent = agent
         self.state = state
@@ -126,8 +137,10 @@ class Run:
         self.cut_short = False
         self.early: EarlyCalls | None = None
         self.answer = StopReason.END_TURN
+        self.middleware = agent.middleware if middleware is None else middleware
+        self.request: RunRequest | None = None  # set when middleware sees the run
         self.model_chain: ModelHandler | None = (
-            model_chain(agent.middleware, _call_transport) if agent.middleware else None
+            model_chain(self.middleware, _call_transport) if self.middleware else None
         )
 
     # -- open and close ---------------------------------------------------------------------------
@@ -220,9 +233,7 @@ class Run:
                     self._settle(bool(calls), end.stop_reason)
                     continue
                 dispatcher = (
-                    early.dispatcher
-                    if early is not None
-                    else dispatcher_for(self.agent, table, iteration, self.cancel)
+                    early.dispatcher if early is not None else self._dispatcher(table, iteration)
                 )
                 results: list[ToolResultBlock | None] = [None] * len(calls)
                 try:
@@ -302,9 +313,13 @@ class Run:
         agent = self.agent
         if not agent.start_tools_early or agent.execution != "parallel":
             return None
-        dispatcher = dispatcher_for(agent, table, iteration, self.cancel)
-        self.early = EarlyCalls(dispatcher)
+        self.early = EarlyCalls(self._dispatcher(table, iteration))
         return self.early
+
+    def _dispatcher(self, table: dict[str, Tool], iteration: int) -> ToolDispatcher:
+        return dispatcher_for(
+            self.agent, table, iteration, self.cancel, middleware=self.middleware, run=self.request
+        )
 
     def _messages_to_send(self, iteration: int) -> tuple[Sequence[Message], Trim | None]:
         """The context policy's view of the history, with the last-iteration note."""
@@ -333,6 +348,7 @@ class Run:
             self.cancel,
             turn,
             self.model_chain,
+            self.request,
         )
 
     async def _keep_partial(self, turn: TurnBuilder) -> None:
@@ -455,5 +471,26 @@ def run_loop(
     cancel: CancellationToken | None,
     steering: Steering | None,
 ) -> AsyncGenerator[StreamEvent, None]:
-    """The run, as events. Ends with ``SessionEndEvent`` (or raises, per the agent's policies)."""
-    return Run(agent, state, cancel, steering).events(user_message)
+    """The run, as events, through the middleware that wraps runs (the agent's, and tracing when
+    OpenTelemetry is set up). Ends with ``SessionEndEvent`` (or raises, per the agent's
+    policies)."""
+    middleware = with_ambient(agent.middleware)
+    run = Run(agent, state, cancel, steering, middleware)
+    if not middleware:
+        return run.events(user_message)
+    run.request = RunRequest(agent, state.context, user_message)
+
+    def innermost(request: RunRequest) -> AsyncGenerator[StreamEvent, None]:
+        run.request = request
+        return run.events(request.user_message)
+
+    chain = run_chain(middleware, innermost)
+    if chain is None:
+        return run.events(user_message)
+    events = chain(run.request)
+    return events if isinstance(events, AsyncGenerator) else _as_generator(events)
+
+
+async def _as_generator(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
+    async for event in events:
+        yield event

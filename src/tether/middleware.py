@@ -1,4 +1,4 @@
-"""The engine seam: ``Middleware`` wraps every model call and every tool call of a run.
+"""The engine seam: ``Middleware`` wraps every run, and every model call and tool call in it.
 
 It is the one mechanism for what brackets or replaces a call (tracing spans, a session's
 ``on_tool``, durable activities, caching, rate limits). The first middleware in the list is the
@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from .context import ContextStore
 from .events import StreamEvent
 from .messages import Message, ToolResultBlock, ToolUseBlock
 from .tools.tool import Tool
@@ -21,11 +22,30 @@ __all__ = [
     "Middleware",
     "ModelHandler",
     "ModelRequest",
+    "RunHandler",
+    "RunRequest",
     "ToolHandler",
     "ToolRequest",
     "model_chain",
+    "run_chain",
     "tool_chain",
 ]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RunRequest:
+    """One run of an agent. Its model and tool requests point back to it (``request.run``), so
+    one middleware object can keep per-run state for runs going on at once."""
+
+    agent: Any  # the AgentConfig (typed loosely: the config module imports this one)
+    context: ContextStore
+    user_message: Any  # what the run starts with (text, blocks, a Message, or None)
+
+    @property
+    def session_id(self) -> str | None:
+        """The stored session's id, when the context has one."""
+        found = getattr(self.context, "session_id", None)
+        return found if isinstance(found, str) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +62,7 @@ class ModelRequest:
     iteration: int
     transport: CompletionTransport
     attempt: int = 1
+    run: RunRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +72,7 @@ class ToolRequest:
     block: ToolUseBlock
     tool: Tool | None
     iteration: int
+    run: RunRequest | None = None
 
     @property
     def id(self) -> str:
@@ -70,6 +92,9 @@ class ToolRequest:
 
 H = TypeVar("H")
 
+RunHandler = Callable[[RunRequest], AsyncIterator[StreamEvent]]
+"""Makes one run: its events, ending with ``SessionEndEvent``."""
+
 ModelHandler = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
 """Makes one model call: the events of one turn, ending with ``IterationEnd``."""
 
@@ -78,12 +103,17 @@ ToolHandler = Callable[[ToolRequest], Awaitable[ToolResultBlock]]
 
 
 class Middleware:
-    """Wraps calls; override either method (the defaults pass the call on unchanged).
+    """Wraps runs and calls; override any method (the defaults pass it on unchanged).
 
-    ``wrap_model_call`` returns the turn's events (write it as an async generator);
-    ``wrap_tool_call`` returns the call's result. Either may call ``call_next`` (once, or again to
-    retry), change the request first, or not call it at all and answer itself.
+    ``wrap_run`` returns the run's events and ``wrap_model_call`` a turn's events (write them as
+    async generators, and close what ``call_next`` returned when done: ``contextlib.aclosing``);
+    ``wrap_tool_call`` returns the call's result. A call wrapper may call ``call_next`` (once, or
+    again to retry), change the request first, or not call it at all and answer itself.
     """
+
+    def wrap_run(self, run: RunRequest, call_next: RunHandler) -> AsyncIterator[StreamEvent]:
+        """The events of one run."""
+        return call_next(run)
 
     def wrap_model_call(
         self, request: ModelRequest, call_next: ModelHandler
@@ -111,6 +141,21 @@ def _chain(
     handler = innermost
     for m in reversed(wrappers):
         handler = link(m, handler)
+    return handler
+
+
+def run_chain(middleware: Sequence[object], innermost: RunHandler) -> RunHandler | None:
+    """``innermost`` wrapped by every middleware that wraps runs; None if none does."""
+    return _chain(middleware, "wrap_run", innermost, _run_link)
+
+
+def _run_link(middleware: Any, call_next: RunHandler) -> RunHandler:
+    wrap = middleware.wrap_run
+
+    def handler(request: RunRequest) -> AsyncIterator[StreamEvent]:
+        events: AsyncIterator[StreamEvent] = wrap(request, call_next)
+        return events
+
     return handler
 
 
@@ -150,7 +195,11 @@ def check_middleware(middleware: Sequence[object]) -> None:
         if isinstance(m, type):
             raise TypeError(f"middleware {m.__name__} is a class; pass an instance: {m.__name__}()")
         kind = type(m)
-        if not (hasattr(kind, "wrap_model_call") or hasattr(kind, "wrap_tool_call")):
+        if not any(hasattr(kind, name) for name in _METHODS):
             raise TypeError(
-                f"middleware {m!r}: its class defines neither wrap_model_call nor wrap_tool_call"
+                f"middleware {m!r}: its class defines none of wrap_run, wrap_model_call, "
+                "wrap_tool_call"
             )
+
+
+_METHODS = ("wrap_run", "wrap_model_call", "wrap_tool_call")

@@ -20,7 +20,7 @@ from .events import (
 )
 from .interrupt import Interrupt
 from .messages import ContentBlock, Message, ReasoningBlock, TextBlock, ToolUseBlock
-from .middleware import ModelHandler, ModelRequest
+from .middleware import ModelHandler, ModelRequest, RunRequest
 from .results import describe_exception
 from .tools.repair import parse_arguments
 from .transports.base import CompletionTransport
@@ -217,6 +217,7 @@ async def stream_turn(
     cancel: CancellationToken | None,
     turn: TurnBuilder,
     chain: ModelHandler | None = None,
+    run: RunRequest | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Yield the model events of one turn into ``turn``; stops after its ``IterationEnd``.
 
@@ -236,7 +237,9 @@ async def stream_turn(
             stream = (
                 transport.stream(messages, tools, system)
                 if chain is None
-                else chain(ModelRequest(messages, tools, system, iteration, transport, attempt))
+                else chain(
+                    ModelRequest(messages, tools, system, iteration, transport, attempt, run)
+                )
             )
             try:
                 event: Any = await (  # Any: the hot path below reads fields after a type check

@@ -1,0 +1,96 @@
+"""The GenAI semantic-convention attributes of a run, a model call and a tool call."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..codec import message_to_dict
+from ..messages import Message, ToolResultBlock
+from ..middleware import ModelRequest, RunRequest, ToolRequest
+from ..types import Usage
+from .redact import redact
+
+__all__ = [
+    "content",
+    "model_attributes",
+    "result_attributes",
+    "run_attributes",
+    "tool_attributes",
+    "usage_attributes",
+]
+
+MAX_CONTENT = 64_000  # characters of one captured value
+
+
+def _model_of(transport: object) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    provider, model = getattr(transport, "provider", None), getattr(transport, "model", None)
+    if isinstance(provider, str):
+        found["gen_ai.provider.name"] = provider
+    if isinstance(model, str):
+        found["gen_ai.request.model"] = model
+    return found
+
+
+def run_attributes(run: RunRequest) -> dict[str, Any]:
+    agent = run.agent
+    found = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": agent.name,
+        **_model_of(agent.transport),
+    }
+    if run.session_id is not None:
+        found["gen_ai.conversation.id"] = run.session_id
+    return found
+
+
+def model_attributes(request: ModelRequest) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "chat",
+        **_model_of(request.transport),
+        "tether.iteration": request.iteration,
+        "tether.attempt": request.attempt,
+    }
+
+
+def tool_attributes(call: ToolRequest) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id,
+        "gen_ai.tool.type": "function" if call.tool is not None else "unknown",
+        "tether.iteration": call.iteration,
+    }
+
+
+def usage_attributes(usage: Usage) -> dict[str, Any]:
+    found = {
+        "gen_ai.usage.input_tokens": usage.input_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+    }
+    extra = (
+        ("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens),
+        ("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens),
+        ("gen_ai.usage.reasoning.output_tokens", usage.reasoning_tokens),
+    )
+    found.update((name, count) for name, count in extra if count)
+    return found
+
+
+def result_attributes(result: ToolResultBlock) -> dict[str, Any]:
+    if not result.is_error:
+        return {"tether.tool.outcome": "ok"}
+    return {"tether.tool.outcome": "error", "error.type": "tool_error"}
+
+
+def content(value: Any) -> str:
+    """``value`` as captured text: JSON, secrets redacted, cut to ``MAX_CONTENT`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = redact(text)
+    return text if len(text) <= MAX_CONTENT else text[:MAX_CONTENT] + "…[cut]"
+
+
+def messages_content(messages: Sequence[Message]) -> str:
+    return content([message_to_dict(m) for m in messages])

@@ -1,0 +1,177 @@
+"""``Tracing``: spans for every run (``invoke_agent``), model call (``chat``) and tool call
+(``execute_tool``), written to a sink, through the engine's middleware seam."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
+from typing import Any
+
+from ..events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta, ToolUseStart
+from ..messages import ToolResultBlock
+from ..middleware import (
+    Middleware,
+    ModelHandler,
+    ModelRequest,
+    RunHandler,
+    RunRequest,
+    ToolHandler,
+    ToolRequest,
+)
+from .attributes import (
+    content,
+    messages_content,
+    model_attributes,
+    result_attributes,
+    run_attributes,
+    tool_attributes,
+    usage_attributes,
+)
+from .spans import CURRENT, Span, SpanSink
+
+__all__ = ["Tracing"]
+
+
+class Tracing(Middleware):
+    """Traces runs and calls into ``sink``. ``capture_content`` adds prompts, answers,
+    arguments and results (secrets redacted); off, only names, ids, counts and timings."""
+
+    tracing = True  # marks a tracing middleware: the ambient one is not added beside it
+
+    def __init__(self, sink: SpanSink, *, capture_content: bool = False) -> None:
+        self.sink = sink
+        self.capture_content = capture_content
+        self._runs: dict[RunRequest, Span] = {}
+
+    def _parent(self, run: RunRequest | None) -> Span | None:
+        found = self._runs.get(run) if run is not None else None
+        return found if found is not None else CURRENT.get()
+
+    async def wrap_run(
+        self, run: RunRequest, call_next: RunHandler
+    ) -> AsyncGenerator[StreamEvent, None]:
+        name = f"invoke_agent {run.agent.name}"
+        span = self.sink.start("run", name, CURRENT.get(), run_attributes(run))
+        self._runs[run] = span
+        error: BaseException | None = None
+        try:
+            async with aclosing(_closable(call_next(run))) as events:
+                async for event in events:
+                    if type(event) is SessionEndEvent:
+                        span.set(_end_attributes(event))
+                        error = event.error
+                    yield event
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            del self._runs[run]
+            span.end(error)
+
+    async def wrap_model_call(
+        self, request: ModelRequest, call_next: ModelHandler
+    ) -> AsyncGenerator[StreamEvent, None]:
+        model = getattr(request.transport, "model", None) or type(request.transport).__name__
+        span = self.sink.start(
+            "model",
+            f"chat {model}",
+            self._parent(request.run),
+            {
+                **model_attributes(request),
+                **self._prompt(request),
+            },
+        )
+        started, first = time.perf_counter(), None
+        text: list[str] = []
+        calls: list[str] = []
+        error: BaseException | None = None
+        try:
+            async with aclosing(_closable(call_next(request))) as events:
+                async for event in events:
+                    if first is None:
+                        first = time.perf_counter() - started
+                        span.set({"tether.time_to_first_token": first})
+                    kind = type(event)
+                    if kind is TextDelta and self.capture_content:
+                        text.append(event.delta)  # type: ignore[union-attr]
+                    elif kind is ToolUseStart:
+                        calls.append(event.name)  # type: ignore[union-attr]
+                    elif kind is IterationEnd:
+                        span.set(self._answer(event, text, calls))  # type: ignore[arg-type]
+                    yield event
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            span.end(error)
+
+    async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        attributes = tool_attributes(call)
+        if self.capture_content:
+            attributes["gen_ai.tool.call.arguments"] = content(dict(call.input))
+        span = self.sink.start(
+            "tool", f"execute_tool {call.name}", self._parent(call.run), attributes
+        )
+        token = CURRENT.set(span)
+        try:
+            with span.active():
+                result = await call_next(call)
+        except BaseException as exc:
+            span.end(exc)
+            raise
+        finally:
+            CURRENT.reset(token)
+        found = result_attributes(result)
+        if self.capture_content:
+            found["gen_ai.tool.call.result"] = content(_result_text(result))
+        span.set(found)
+        span.end("tool_error" if result.is_error else None)
+        return result
+
+    def _prompt(self, request: ModelRequest) -> dict[str, Any]:
+        if not self.capture_content:
+            return {}
+        return {
+            "gen_ai.system_instructions": content(request.system),
+            "gen_ai.input.messages": messages_content(request.messages),
+        }
+
+    def _answer(self, end: IterationEnd, text: list[str], calls: list[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {
+            "gen_ai.response.finish_reasons": [end.raw_stop_reason or end.stop_reason.value],
+            **usage_attributes(end.usage),
+        }
+        if end.model:
+            found["gen_ai.response.model"] = end.model
+        if calls:
+            found["tether.tool_calls"] = calls
+        if self.capture_content:
+            found["gen_ai.output.messages"] = content("".join(text))
+        return found
+
+
+def _end_attributes(end: SessionEndEvent) -> dict[str, Any]:
+    return {
+        "tether.stop_reason": end.stop_reason.value,
+        "tether.iterations": end.iterations,
+        **usage_attributes(end.total_usage),
+    }
+
+
+def _result_text(result: ToolResultBlock) -> Any:
+    if isinstance(result.content, str):
+        return result.content
+    return [getattr(part, "text", type(part).__name__) for part in result.content]
+
+
+def _closable(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
+    """``events`` as something ``aclosing`` can close (a handler may give any async iterator)."""
+    if isinstance(events, AsyncGenerator):
+        return events
+    return _generator(events)
+
+
+async def _generator(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
+    async for event in events:
+        yield event
