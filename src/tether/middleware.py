@@ -146,28 +146,20 @@ def _chain(
 
 def run_chain(middleware: Sequence[object], innermost: RunHandler) -> RunHandler | None:
     """``innermost`` wrapped by every middleware that wraps runs; None if none does."""
-    return _chain(middleware, "wrap_run", innermost, _run_link)
-
-
-def _run_link(middleware: Any, call_next: RunHandler) -> RunHandler:
-    wrap = middleware.wrap_run
-
-    def handler(request: RunRequest) -> AsyncIterator[StreamEvent]:
-        events: AsyncIterator[StreamEvent] = wrap(request, call_next)
-        return events
-
-    return handler
+    return _chain(middleware, "wrap_run", innermost, lambda m, n: _events_link(m.wrap_run, n))
 
 
 def model_chain(middleware: Sequence[object], innermost: ModelHandler) -> ModelHandler | None:
     """``innermost`` wrapped by every middleware that wraps model calls; None if none does."""
-    return _chain(middleware, "wrap_model_call", innermost, _model_link)
+    return _chain(
+        middleware, "wrap_model_call", innermost, lambda m, n: _events_link(m.wrap_model_call, n)
+    )
 
 
-def _model_link(middleware: Any, call_next: ModelHandler) -> ModelHandler:
-    wrap = middleware.wrap_model_call
+def _events_link(wrap: Any, call_next: Any) -> Any:
+    """A handler giving ``wrap(request, call_next)``: a run's or a model call's events."""
 
-    def handler(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def handler(request: Any) -> AsyncIterator[StreamEvent]:
         events: AsyncIterator[StreamEvent] = wrap(request, call_next)
         return events
 
