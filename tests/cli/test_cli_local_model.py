@@ -54,7 +54,7 @@ def tether_cli(*args: str, cwd: Path, timeout: float = 900) -> subprocess.Comple
 
 
 def test_run_shows_tool_calls_and_an_answer(tmp_path: Path) -> None:
-    proc = tether_cli("run", *BOUNDS, TWO_ZONES, cwd=tmp_path)
+    proc = tether_cli("run", *BOUNDS, "--trace", "run.jsonl", TWO_ZONES, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
     calls = [line for line in lines if line.startswith("→ current_time(")]
@@ -66,6 +66,25 @@ def test_run_shows_tool_calls_and_an_answer(tmp_path: Path) -> None:
     answer = [line for line in lines[:-1] if line[:2] not in ("→ ", "← ") and line.strip()]
     assert answer, f"no answer text in:\n{proc.stdout}"
     assert "Traceback" not in proc.stderr
+    check_trace(tmp_path / "run.jsonl", calls=len(calls))
+
+
+def check_trace(path: Path, calls: int) -> None:
+    """The recorded trace of that run: one run span over its model calls (with the local
+    model's usage) and one span per tool call (with its arguments); ``tether trace`` shows it."""
+    spans = [json.loads(line) for line in path.read_text().splitlines()]
+    (run,) = [s for s in spans if s["kind"] == "run"]
+    chats = [s for s in spans if s["kind"] == "model"]
+    tools = [s for s in spans if s["kind"] == "tool"]
+    assert len(chats) >= 2 and len(tools) == calls
+    assert all(s["parent"] == run["span"] for s in chats + tools)
+    assert all(s["attributes"]["gen_ai.usage.output_tokens"] > 0 for s in chats)
+    assert all(s["attributes"]["gen_ai.request.model"] for s in chats)
+    arguments = " ".join(s["attributes"]["gen_ai.tool.call.arguments"] for s in tools)
+    assert "Tokyo" in arguments and "Paris" in arguments
+    shown = tether_cli("trace", str(path), cwd=path.parent)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("execute_tool current_time") == calls
 
 
 def test_run_json_lines(tmp_path: Path) -> None:

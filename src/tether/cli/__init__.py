@@ -1,4 +1,4 @@
-"""The ``tether`` command: ``tether run PROMPT``, ``tether chat`` and ``tether sessions``.
+"""The ``tether`` command: ``tether run PROMPT``, ``chat``, ``sessions`` and ``trace``.
 
 This package (and only it) imports ``rich``; ``import tether`` never loads it. ``main`` parses the
 command line, builds the agent (model from ``--model``, the demo tools plus ``--tools``) and runs
@@ -27,6 +27,7 @@ from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, build_p
 from .chat import command_chat
 from .loading import ToolSpecError
 from .sessions import command_sessions
+from .traces import command_trace
 
 __all__ = ["main"]
 
@@ -48,6 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if opts.command == "sessions":
         return command_sessions(opts, out)
+    if opts.command == "trace":
+        return command_trace(opts, out, err)
     configure_logging(opts.verbose)
     try:
         prompt = read_prompt(opts) if opts.command == "run" else ""
@@ -61,7 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         report_error(err, exc, opts.verbose)
         return EXIT_FAILED
-    agent = build_agent(transport, tools, system=opts.system, max_iterations=opts.max_iterations)
+    agent = build_agent(
+        transport,
+        tools,
+        system=opts.system,
+        max_iterations=opts.max_iterations,
+        trace=opts.trace,
+    )
     try:
         if opts.command == "run":
             return command_run(opts, agent, out, err, prompt)

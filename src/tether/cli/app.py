@@ -22,6 +22,7 @@ from ..errors import AuthenticationError, ModelStopError, TetherError
 from ..events import IterationStart, SessionEndEvent, TextDelta
 from ..messages import Message
 from ..tools.tool import Tool
+from ..tracing import Recorder
 from ..transports.base import CompletionTransport
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from .demo_tools import demo_tools
@@ -167,14 +168,16 @@ def build_agent(
     *,
     system: str,
     max_iterations: int = 10,
+    trace: Path | None = None,
 ) -> Agent:
-    """The agent the CLI runs."""
+    """The agent the CLI runs (recording its runs to ``trace``, if given)."""
     return Agent(
         system=system,
         transport=transport,
         tools=list(tools),
         max_iterations=max_iterations,
         last_iteration_message=LAST_ITERATION_MESSAGE if max_iterations > 1 else None,
+        middleware=[] if trace is None else [Recorder(trace)],
     )
 
 

@@ -114,6 +114,13 @@ def _common_options() -> argparse.ArgumentParser:
         action="store_true",
         help="ask the model for whole responses instead of streamed ones",
     )
+    model.add_argument(
+        "--trace",
+        type=Path,
+        metavar="FILE",
+        help="record the run (spans, timings, usage, arguments and results) to FILE as JSON "
+        "lines; tether trace FILE shows it",
+    )
     tools = common.add_argument_group("tools")
     tools.add_argument(
         "--tools",
@@ -195,7 +202,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sessions.add_argument("--store", metavar="PATH", type=Path, help=STORE_HELP)
     sessions.add_argument("--json", action="store_true", help="one JSON object per line")
+    trace = commands.add_parser(
+        "trace",
+        help="show a run recorded with --trace",
+        description="Show a run recorded with --trace FILE: a tree in the terminal, or one "
+        "self-contained HTML page with --html (a timeline, tokens and cost, each call's "
+        "arguments and result).",
+    )
+    trace.add_argument("file", type=Path, metavar="FILE", help="the JSON-lines trace")
+    trace.add_argument("--html", type=Path, metavar="OUT", help="write the page to OUT")
+    trace.add_argument(
+        "--price",
+        action="append",
+        type=_price,
+        metavar="MODEL=IN:OUT",
+        help="USD per million input and output tokens of MODEL, for the cost (repeatable)",
+    )
     return parser
+
+
+def _price(text: str) -> tuple[str, tuple[float, float]]:
+    model, _, rates = text.rpartition("=")
+    given, _, taken = rates.partition(":")
+    try:
+        price = (float(given), float(taken))
+    except ValueError:
+        price = (-1.0, -1.0)
+    if not model or min(price) < 0:
+        raise argparse.ArgumentTypeError(f"expected MODEL=IN:OUT in USD per million, got {text!r}")
+    return model, price
 
 
 STORE_HELP = (

@@ -37,6 +37,13 @@ class LocalTransport:
         self._inner: CompletionTransport | None = None
         self._lock = asyncio.Lock()
 
+    provider = "local"  # what traces name as gen_ai.provider.name
+
+    @property
+    def model(self) -> str:
+        """The local model's name (traces name it as the requested model)."""
+        return self.local.model
+
     def __repr__(self) -> str:
         return f"LocalTransport({self.wire!r}, {self.local!r})"
 

@@ -85,12 +85,24 @@ def result_attributes(result: ToolResultBlock) -> dict[str, Any]:
     return {"tether.tool.outcome": "error", "error.type": "tool_error"}
 
 
-def content(value: Any) -> str:
+def content(value: Any, secrets: tuple[str, ...]) -> str:
     """``value`` as captured text: JSON, secrets redacted, cut to ``MAX_CONTENT`` characters."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = redact(text)
+    text = redact(text, secrets)
     return text if len(text) <= MAX_CONTENT else text[:MAX_CONTENT] + "…[cut]"
 
 
-def messages_content(messages: Sequence[Message]) -> str:
-    return content([message_to_dict(m) for m in messages])
+def messages_content(messages: Sequence[Message], secrets: tuple[str, ...]) -> str:
+    """The last messages of a history, as many as fit ``MAX_CONTENT`` (a long history costs
+    what the captured part costs, not the whole)."""
+    kept: list[dict[str, Any]] = []
+    size = 0
+    for message in reversed(messages):
+        data = message_to_dict(message)
+        size += len(json.dumps(data, ensure_ascii=False, default=str))
+        if size > MAX_CONTENT and kept:
+            break
+        kept.append(data)
+    kept.reverse()
+    left_out = len(messages) - len(kept)
+    return content(kept if not left_out else [{"left_out": left_out}, *kept], secrets)

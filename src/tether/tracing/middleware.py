@@ -28,6 +28,7 @@ from .attributes import (
     tool_attributes,
     usage_attributes,
 )
+from .redact import environment_secrets
 from .spans import CURRENT, Span, SpanSink
 
 __all__ = ["Tracing"]
@@ -43,6 +44,7 @@ class Tracing(Middleware):
         self.sink = sink
         self.capture_content = capture_content
         self._runs: dict[RunRequest, Span] = {}
+        self._secrets = environment_secrets() if capture_content else ()
 
     def _parent(self, run: RunRequest | None) -> Span | None:
         found = self._runs.get(run) if run is not None else None
@@ -51,6 +53,8 @@ class Tracing(Middleware):
     async def wrap_run(
         self, run: RunRequest, call_next: RunHandler
     ) -> AsyncGenerator[StreamEvent, None]:
+        if self.capture_content:
+            self._secrets = environment_secrets()  # read again once per run
         name = f"invoke_agent {run.agent.name}"
         span = self.sink.start("run", name, CURRENT.get(), run_attributes(run))
         self._runs[run] = span
@@ -109,7 +113,7 @@ class Tracing(Middleware):
     async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
         attributes = tool_attributes(call)
         if self.capture_content:
-            attributes["gen_ai.tool.call.arguments"] = content(dict(call.input))
+            attributes["gen_ai.tool.call.arguments"] = content(dict(call.input), self._secrets)
         span = self.sink.start(
             "tool", f"execute_tool {call.name}", self._parent(call.run), attributes
         )
@@ -124,7 +128,7 @@ class Tracing(Middleware):
             CURRENT.reset(token)
         found = result_attributes(result)
         if self.capture_content:
-            found["gen_ai.tool.call.result"] = content(_result_text(result))
+            found["gen_ai.tool.call.result"] = content(_result_text(result), self._secrets)
         span.set(found)
         span.end("tool_error" if result.is_error else None)
         return result
@@ -133,8 +137,8 @@ class Tracing(Middleware):
         if not self.capture_content:
             return {}
         return {
-            "gen_ai.system_instructions": content(request.system),
-            "gen_ai.input.messages": messages_content(request.messages),
+            "gen_ai.system_instructions": content(request.system, self._secrets),
+            "gen_ai.input.messages": messages_content(request.messages, self._secrets),
         }
 
     def _answer(self, end: IterationEnd, text: list[str], calls: list[str]) -> dict[str, Any]:
@@ -147,7 +151,7 @@ class Tracing(Middleware):
         if calls:
             found["tether.tool_calls"] = calls
         if self.capture_content:
-            found["gen_ai.output.messages"] = content("".join(text))
+            found["gen_ai.output.messages"] = content("".join(text), self._secrets)
         return found
 
 

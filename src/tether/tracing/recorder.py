@@ -7,9 +7,10 @@ import json
 import secrets
 import threading
 import time
+import weakref
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .middleware import Tracing
 from .redact import redact
@@ -26,6 +27,7 @@ class JsonLinesSink:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._file: TextIO | None = None
 
     def start(self, kind: Kind, name: str, parent: Span | None, attributes: Attributes) -> Span:
         mine = parent if isinstance(parent, RecordedSpan) and parent.sink is self else None
@@ -35,9 +37,19 @@ class JsonLinesSink:
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(line)
+            if self._file is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("a", encoding="utf-8")
+                weakref.finalize(self, self._file.close)
+            self._file.write(line)
+            self._file.flush()  # each span is in the file once it ended
+
+    def close(self) -> None:
+        """Close the file (a later span opens it again)."""
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
 
 
 class RecordedSpan:

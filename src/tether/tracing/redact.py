@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["BLANK", "redact"]
+__all__ = ["BLANK", "environment_secrets", "redact"]
 
 BLANK = "[REDACTED]"
 _NAMED = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -23,15 +23,34 @@ _PAIRS = re.compile(
 )
 
 
-def _environment_secrets() -> list[str]:
+# Substrings every match of the patterns above contains: texts without any skip the regex scan.
+_PATTERN_HINTS = (
+    *(f"{p}{s}" for p in ("sk", "pk", "rk", "ghp", "gho", "ghs") for s in "-_"),
+    "xox",
+    "AKIA",
+    "earer",
+    "eyJ",
+)
+_PAIR_HINTS = ("key", "passw", "secret", "token", "authorization")
+
+
+def environment_secrets() -> tuple[str, ...]:
+    """The values of environment variables named like credentials (8 characters or more),
+    longest first. Reading the environment costs: callers keep this and read it again now and
+    then (the tracing middleware: once per run)."""
     found = {v for k, v in os.environ.items() if _NAMED.search(k) and len(v) >= 8}
-    return sorted(found, key=len, reverse=True)
+    return tuple(sorted(found, key=len, reverse=True))
 
 
-def redact(text: str) -> str:
-    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
-    for secret in _environment_secrets():
+def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED]`` (``secrets``: known
+    values to blank; the environment's when None)."""
+    for secret in environment_secrets() if secrets is None else secrets:
         if secret in text:
             text = text.replace(secret, BLANK)
-    text = _PATTERNS.sub(BLANK, text)
-    return _PAIRS.sub(lambda m: m.group(1) + BLANK, text)
+    if any(hint in text for hint in _PATTERN_HINTS):
+        text = _PATTERNS.sub(BLANK, text)
+    lower = text.lower()
+    if any(hint in lower for hint in _PAIR_HINTS):
+        text = _PAIRS.sub(lambda m: m.group(1) + BLANK, text)
+    return text
