@@ -34,6 +34,16 @@ def test_readme_quickstart_runs_as_written() -> None:
     assert _run(["-c", code.group(1)]).strip() == "2 + 3 = 5"
 
 
+def test_readme_tracing_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Tracing", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)])
+    assert "invoke_agent weather" in out
+    assert out.count("execute_tool forecast") == 2 and out.count("chat ScriptedTransport") == 2
+
+
 def test_readme_middleware_example_runs_as_written() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Middleware", 1)[1]
