@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -227,9 +228,10 @@ AMBIENT = textwrap.dedent(
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from tether import Agent
+    from tether import Agent, Tool
     from tether.session import AgentSession
-    from tether.testing import Reply, ScriptedTransport
+    from tether.testing import Call, Reply, ScriptedTransport
+    from tether.tracing import Recorder
 
     async def main():
         plain = Agent("s", ScriptedTransport([Reply("before")]))
@@ -241,18 +243,42 @@ AMBIENT = textwrap.dedent(
         await Agent("s", ScriptedTransport([Reply("hi")]), name="plain").run("go")
         async with AgentSession(client=ScriptedTransport([Reply("yo")])) as session:
             await session.send("hello")
-        print(json.dumps(sorted(s.name for s in exporter.get_finished_spans())))
+        names = sorted(s.name for s in exporter.get_finished_spans())
+        exporter.clear()
+        # a Recorder beside the ambient tracing, and a sub-agent: both nest it under the tool
+        recorder = Recorder(sys.argv[1])
+        inner = Agent("i", ScriptedTransport([Reply("42")]), name="inner", middleware=[recorder])
+
+        async def ask(q: str) -> str:
+            return await inner.run(q)
+
+        model = ScriptedTransport([Reply(tool_calls=[Call("ask", {"q": "?"})]), Reply("ok")])
+        outer = Agent("o", model, tools=[Tool("ask", ask)], name="outer", middleware=[recorder])
+        await outer.run("go")
+        spans = {s.name: s for s in exporter.get_finished_spans()}
+        tool = spans["execute_tool ask"].context.span_id
+        nested = spans["invoke_agent inner"].parent.span_id == tool
+        print(json.dumps({"names": names, "otel_nested": nested}))
 
     asyncio.run(main())
     """
 )
 
 
-def test_with_an_sdk_set_up_every_run_is_traced_with_no_tether_step() -> None:
+def test_with_an_sdk_set_up_every_run_is_traced_with_no_tether_step(tmp_path: Path) -> None:
+    recorded = tmp_path / "trace.jsonl"
     out = subprocess.run(
-        [sys.executable, "-c", AMBIENT], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", AMBIENT, str(recorded)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout
-    names = json.loads(out)
+    found = json.loads(out)
+    names = found["names"]
+    assert found["otel_nested"] is True
+    lines = {line["name"]: line for line in map(json.loads, recorded.read_text().splitlines())}
+    assert lines["invoke_agent inner"]["parent"] == lines["execute_tool ask"]["span"]
     assert names.count("invoke_agent plain") == 1
     assert names.count("chat ScriptedTransport") == 2
     assert len([n for n in names if n.startswith("invoke_agent")]) == 2

@@ -9,25 +9,9 @@ JSON-lines recorder, both through the engine's middleware seam.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .middleware import Tracing
+from .otel import OpenTelemetry
 from .recorder import Recorder
 from .spans import Span, SpanSink
 
 __all__ = ["OpenTelemetry", "Recorder", "Span", "SpanSink", "Tracing"]
-
-
-class OpenTelemetry(Tracing):
-    """Tracing to OpenTelemetry: the given providers, or the global ones."""
-
-    def __init__(
-        self,
-        tracer_provider: Any = None,
-        meter_provider: Any = None,
-        *,
-        capture_content: bool = False,
-    ) -> None:
-        from .otel import OtelSink  # noqa: PLC0415 - imports opentelemetry
-
-        super().__init__(OtelSink(tracer_provider, meter_provider), capture_content=capture_content)

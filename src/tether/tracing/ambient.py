@@ -15,8 +15,8 @@ _made: list[tuple[Any, Any]] = []  # [(the provider, the Tracing made for it)]
 
 
 def with_ambient(middleware: Sequence[Any]) -> Sequence[Any]:
-    """``middleware``, with OpenTelemetry tracing first when the SDK is set up and no tracing
-    middleware is there already."""
+    """``middleware``, with OpenTelemetry tracing first when the SDK is set up and no
+    OpenTelemetry middleware is there already (a ``Recorder`` records beside it)."""
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
         return middleware
@@ -24,15 +24,14 @@ def with_ambient(middleware: Sequence[Any]) -> Sequence[Any]:
     if type(provider).__name__ in _NOT_SET:
         return middleware
     for m in middleware:
-        if getattr(m, "tracing", False):
+        if getattr(m, "otel", False):
             return middleware
     return (_tracing_for(provider), *middleware)
 
 
 def _tracing_for(provider: Any) -> Any:
     if not _made or _made[0][0] is not provider:
-        from .middleware import Tracing  # noqa: PLC0415
-        from .otel import OtelSink  # noqa: PLC0415
+        from .otel import OpenTelemetry  # noqa: PLC0415
 
-        _made[:] = [(provider, Tracing(OtelSink()))]
+        _made[:] = [(provider, OpenTelemetry())]
     return _made[0][1]

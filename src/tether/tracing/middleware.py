@@ -38,8 +38,6 @@ class Tracing(Middleware):
     """Traces runs and calls into ``sink``. ``capture_content`` adds prompts, answers,
     arguments and results (secrets redacted); off, only names, ids, counts and timings."""
 
-    tracing = True  # marks a tracing middleware: the ambient one is not added beside it
-
     def __init__(self, sink: SpanSink, *, capture_content: bool = False) -> None:
         self.sink = sink
         self.capture_content = capture_content
@@ -48,7 +46,14 @@ class Tracing(Middleware):
 
     def _parent(self, run: RunRequest | None) -> Span | None:
         found = self._runs.get(run) if run is not None else None
-        return found if found is not None else CURRENT.get()
+        return found if found is not None else self._open_tool()
+
+    def _open_tool(self) -> Span | None:
+        """The innermost tool call this middleware traces in this context, if any."""
+        for owner, span in reversed(CURRENT.get()):
+            if owner is self:
+                return span
+        return None
 
     async def wrap_run(
         self, run: RunRequest, call_next: RunHandler
@@ -56,7 +61,7 @@ class Tracing(Middleware):
         if self.capture_content:
             self._secrets = environment_secrets()  # read again once per run
         name = f"invoke_agent {run.agent.name}"
-        span = self.sink.start("run", name, CURRENT.get(), run_attributes(run))
+        span = self.sink.start("run", name, self._open_tool(), run_attributes(run))
         self._runs[run] = span
         error: BaseException | None = None
         try:
@@ -117,7 +122,7 @@ class Tracing(Middleware):
         span = self.sink.start(
             "tool", f"execute_tool {call.name}", self._parent(call.run), attributes
         )
-        token = CURRENT.set(span)
+        token = CURRENT.set((*CURRENT.get(), (self, span)))
         try:
             with span.active():
                 result = await call_next(call)

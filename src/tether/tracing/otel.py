@@ -1,6 +1,6 @@
-"""The OpenTelemetry sink: spans to a tracer provider, the GenAI duration and token metrics to
-a meter provider (the global ones unless given). Only ``opentelemetry-api`` is used; nothing of
-OpenTelemetry is imported until a sink is made."""
+"""``OpenTelemetry``: tracing through its sink, spans to a tracer provider and the GenAI
+duration and token metrics to a meter provider (the global ones unless given). Only
+``opentelemetry-api`` is used, and nothing of it is imported until a sink is made."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import time
 from contextlib import AbstractContextManager
 from typing import Any
 
+from .middleware import Tracing
 from .redact import redact
 from .spans import Attributes, Kind, Span
 
-__all__ = ["OtelSink"]
+__all__ = ["OpenTelemetry", "OtelSink"]
 
 _METRIC_KEYS = (
     "gen_ai.operation.name",
@@ -95,3 +96,18 @@ def _error_type(error: BaseException) -> str:
     if isinstance(error, GeneratorExit) or type(error).__name__ == "CancelledError":
         return "cancelled"
     return type(error).__qualname__
+
+
+class OpenTelemetry(Tracing):
+    """Tracing to OpenTelemetry: the given providers, or the global ones."""
+
+    otel = True  # with one of these, the ambient tracing (global SDK) is not added
+
+    def __init__(
+        self,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        *,
+        capture_content: bool = False,
+    ) -> None:
+        super().__init__(OtelSink(tracer_provider, meter_provider), capture_content=capture_content)

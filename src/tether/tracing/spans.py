@@ -38,7 +38,8 @@ class SpanSink(Protocol):
         """A new span, started now."""
 
 
-CURRENT: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
-    "tether_current_span", default=None
+CURRENT: contextvars.ContextVar[tuple[tuple[object, Span], ...]] = contextvars.ContextVar(
+    "tether_open_tool_spans", default=()
 )
-"""The tool span a nested run (a sub-agent called from a tool) starts under."""
+"""The tool calls going on in this context, outermost first, each with the tracing middleware
+that opened it: a nested run (a sub-agent called from a tool) starts under its tracer's last."""
