@@ -1,6 +1,7 @@
 """What tracing costs per loop iteration (N=20 tool calls per run), as ratios to no tracing in
-one run: OpenTelemetry imported but no SDK set up (tracing off), an SDK provider with no
-exporter, an SDK provider with the in-memory exporter, and the JSON-lines ``Recorder``.
+one run: OpenTelemetry imported but no SDK set up (tracing off), the OpenTelemetry middleware
+added with no SDK (the API's no-op tracer), an SDK provider with no exporter, one with the
+in-memory exporter, and the JSON-lines ``Recorder``.
 
     pip install opentelemetry-sdk   # (in the dev extra)
     python bench/tracing.py [--quick]
@@ -34,12 +35,14 @@ async def main(quick: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         agents = {
             "no tracing (OpenTelemetry imported, no SDK set up)": tether_loop_agent(N),
+            "OpenTelemetry() added, no SDK (no-op tracer)": tether_loop_agent(N),
             "SDK provider, no exporter": tether_loop_agent(N),
             "SDK provider, in-memory exporter": tether_loop_agent(N),
             "Recorder (JSON lines to a file)": tether_loop_agent(N),
         }
         middleware = [
             [],
+            [OpenTelemetry()],
             [OpenTelemetry(TracerProvider())],
             [OpenTelemetry(recording)],
             [Recorder(Path(tmp) / "trace.jsonl")],
