@@ -9,9 +9,30 @@ JSON-lines recorder, both through the engine's middleware seam.
 
 from __future__ import annotations
 
-from .middleware import Tracing
-from .otel import OpenTelemetry
-from .recorder import Recorder
-from .spans import Span, SpanSink
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .middleware import Tracing
+    from .otel import OpenTelemetry
+    from .recorder import Recorder
+    from .spans import Span, SpanSink
 
 __all__ = ["OpenTelemetry", "Recorder", "Span", "SpanSink", "Tracing"]
+
+# Loaded on first use: the engine imports ``tracing.ambient`` on every start, and that alone
+# must stay cheap.
+_HOMES = {
+    "OpenTelemetry": "otel",
+    "Recorder": "recorder",
+    "Span": "spans",
+    "SpanSink": "spans",
+    "Tracing": "middleware",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'tether.tracing' has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{home}", __name__), name)
