@@ -47,6 +47,7 @@ from .middleware import (
     ModelHandler,
     ModelRequest,
     RunRequest,
+    as_generator,
     model_chain,
     run_chain,
 )
@@ -487,10 +488,4 @@ def run_loop(
     chain = run_chain(middleware, innermost)
     if chain is None:
         return run.events(user_message)
-    events = chain(run.request)
-    return events if isinstance(events, AsyncGenerator) else _as_generator(events)
-
-
-async def _as_generator(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
-    async for event in events:
-        yield event
+    return as_generator(chain(run.request))

@@ -7,7 +7,14 @@ outermost. An agent without middleware calls the transport and the tools directl
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -26,6 +33,7 @@ __all__ = [
     "RunRequest",
     "ToolHandler",
     "ToolRequest",
+    "as_generator",
     "model_chain",
     "run_chain",
     "tool_chain",
@@ -195,3 +203,16 @@ def check_middleware(middleware: Sequence[object]) -> None:
 
 
 _METHODS = ("wrap_run", "wrap_model_call", "wrap_tool_call")
+
+
+def as_generator(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
+    """``events`` as an async generator (what a wrapper returned may be any async iterator), so
+    it can be closed with ``aclose``."""
+    if isinstance(events, AsyncGenerator):
+        return events
+    return _generator(events)
+
+
+async def _generator(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
+    async for event in events:
+        yield event

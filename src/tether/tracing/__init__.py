@@ -9,8 +9,9 @@ JSON-lines recorder, both through the engine's middleware seam.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names as _lazy_names
 
 if TYPE_CHECKING:
     from .middleware import Tracing
@@ -31,8 +32,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tether.tracing' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{home}", __name__), name)
+__getattr__ = _lazy_names(__name__, _HOMES)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
@@ -18,6 +18,7 @@ from ..middleware import (
     RunRequest,
     ToolHandler,
     ToolRequest,
+    as_generator,
 )
 from .attributes import (
     content,
@@ -65,7 +66,7 @@ class Tracing(Middleware):
         self._runs[run] = span
         error: BaseException | None = None
         try:
-            async with aclosing(_closable(call_next(run))) as events:
+            async with aclosing(as_generator(call_next(run))) as events:
                 async for event in events:
                     if type(event) is SessionEndEvent:
                         span.set(_end_attributes(event))
@@ -96,7 +97,7 @@ class Tracing(Middleware):
         calls: list[str] = []
         error: BaseException | None = None
         try:
-            async with aclosing(_closable(call_next(request))) as events:
+            async with aclosing(as_generator(call_next(request))) as events:
                 async for event in events:
                     if first is None:
                         first = time.perf_counter() - started
@@ -172,15 +173,3 @@ def _result_text(result: ToolResultBlock) -> Any:
     if isinstance(result.content, str):
         return result.content
     return [getattr(part, "text", type(part).__name__) for part in result.content]
-
-
-def _closable(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
-    """``events`` as something ``aclosing`` can close (a handler may give any async iterator)."""
-    if isinstance(events, AsyncGenerator):
-        return events
-    return _generator(events)
-
-
-async def _generator(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[StreamEvent, None]:
-    async for event in events:
-        yield event

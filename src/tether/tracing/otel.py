@@ -10,7 +10,7 @@ from typing import Any
 
 from .middleware import Tracing
 from .redact import redact
-from .spans import Attributes, Kind, Span
+from .spans import Attributes, Kind, Span, error_kind
 
 __all__ = ["OpenTelemetry", "OtelSink"]
 
@@ -74,7 +74,7 @@ class OtelSpan:
         seconds = time.perf_counter() - self.started
         common = {k: self.attributes[k] for k in _METRIC_KEYS if k in self.attributes}
         if error is not None:
-            kind = error if isinstance(error, str) else _error_type(error)
+            kind = error if isinstance(error, str) else error_kind(error)
             common["error.type"] = kind
             self.span.set_attribute("error.type", kind)
             detail = kind if isinstance(error, str) else redact(str(error))[:1000]
@@ -90,12 +90,6 @@ class OtelSpan:
                         self.attributes[key], {**common, "gen_ai.token.type": token_type}
                     )
         self.span.end()
-
-
-def _error_type(error: BaseException) -> str:
-    if isinstance(error, GeneratorExit) or type(error).__name__ == "CancelledError":
-        return "cancelled"
-    return type(error).__qualname__
 
 
 class OpenTelemetry(Tracing):

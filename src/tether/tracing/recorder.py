@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from .middleware import Tracing
 from .redact import redact
-from .spans import Attributes, Kind, Span
+from .spans import Attributes, Kind, Span, error_kind
 
 __all__ = ["FORMAT", "JsonLinesSink", "Recorder"]
 
@@ -104,9 +104,8 @@ class RecordedSpan:
 def _describe(error: BaseException | str) -> str:
     if isinstance(error, str):
         return error
-    if isinstance(error, GeneratorExit) or type(error).__name__ == "CancelledError":
-        return "cancelled"
-    return redact(f"{type(error).__name__}: {error}")[:2000]
+    kind = error_kind(error)
+    return kind if kind == "cancelled" else redact(f"{kind}: {error}")[:2000]
 
 
 class Recorder(Tracing):

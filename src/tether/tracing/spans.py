@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any, Literal, Protocol, TypeAlias
 
-__all__ = ["CURRENT", "Attributes", "Kind", "Span", "SpanSink"]
+__all__ = ["CURRENT", "Attributes", "Kind", "Span", "SpanSink", "error_kind"]
 
 Kind: TypeAlias = Literal["run", "model", "tool"]
 Attributes: TypeAlias = Mapping[str, Any]  # str, bool, int, float, or sequences of one of them
@@ -43,3 +43,11 @@ CURRENT: contextvars.ContextVar[tuple[tuple[object, Span], ...]] = contextvars.C
 )
 """The tool calls going on in this context, outermost first, each with the tracing middleware
 that opened it: a nested run (a sub-agent called from a tool) starts under its tracer's last."""
+
+
+def error_kind(error: BaseException) -> str:
+    """What a span's ``error.type`` says of ``error``: "cancelled" for a cancelled or closed
+    operation, else the exception's class."""
+    if isinstance(error, GeneratorExit) or type(error).__name__ == "CancelledError":
+        return "cancelled"
+    return type(error).__qualname__

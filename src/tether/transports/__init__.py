@@ -5,8 +5,9 @@ The HTTP transports import httpx; they load when first named here, not with ``te
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names as _lazy_names
 from .base import CompletionTransport
 from .retry import RetryPolicy
 
@@ -36,10 +37,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tether.transports' has no attribute {name!r}")
-    import importlib  # noqa: PLC0415
-
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = _lazy_names(__name__, _LAZY)
