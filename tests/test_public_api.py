@@ -92,7 +92,7 @@ LAYERS: dict[str, set[str]] = {
     "sources": {"mcp", "stores"},
     "engine": {"config", "middleware", "results", "steps", "turn", "dispatch", "early", "loop",
                "stream", "agent", "tracing"},
-    "doors": {"testing", "providers", "local", "cli", "session"},
+    "doors": {"testing", "providers", "local", "cli", "session", "prompty"},
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}
 PARTS = LAYERS["parts"]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from .messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
 
 __all__ = ["CharBudget", "ContextPolicy", "Trim", "estimate_chars", "summarize_dropped"]
 
@@ -74,12 +74,15 @@ class CharBudget:
     System messages are never dropped and at least the last two messages stay. A tool result is
     never kept without the call it answers. With ``summarize`` the dropped part is replaced by one
     user message digesting it (Prompty §13.3: up to 4,000 characters, 200 per message, so a very
-    small budget can be overshot by the digest).
+    small budget can be overshot by the digest). ``summary_role``/``summary_format`` shape that
+    message; with a system digest, what is kept starts at a user message.
     """
 
     max_chars: int
     summarize: bool = True
     min_keep: int = 2
+    summary_role: Role = "user"
+    summary_format: str = "[Context summary: {}]"
 
     def __post_init__(self) -> None:
         if self.max_chars <= 0:
@@ -99,10 +102,12 @@ class CharBudget:
         while total > self.max_chars - reserve and n - start > self.min_keep:
             total -= sizes[start]
             start += 1
-        # Never begin with an answer whose call was dropped, nor (unsummarised) with the assistant.
+        # Never begin with an answer whose call was dropped, nor with the assistant unless a
+        # user digest comes first.
+        user_first = not self.summarize or self.summary_role != "user"
         while start < n - 1 and (
             _is_tool_results(messages[start])
-            or (not self.summarize and messages[start].role == "assistant")
+            or (user_first and messages[start].role == "assistant")
         ):
             start += 1
         if start == n_sys:
@@ -110,6 +115,6 @@ class CharBudget:
         kept = list(messages[:n_sys])
         if self.summarize:
             digest = summarize_dropped(messages[n_sys:start])
-            kept.append(Message("user", f"[Context summary: {digest}]"))
+            kept.append(Message(self.summary_role, self.summary_format.format(digest)))
         kept.extend(messages[start:])
         return Trim(kept, start - n_sys)

@@ -221,7 +221,14 @@ def exception_to_dict(exc: BaseException) -> dict[str, Any]:
     d: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
     if isinstance(exc, errors.RemoteError):
         d["type"] = exc.type_name
-    for attr in ("retryable", "retry_after", "status_code", "stop_reason", "partial_text"):
+    for attr in (
+        "retryable",
+        "retry_after",
+        "status_code",
+        "stop_reason",
+        "partial_text",
+        "reason",
+    ):
         if hasattr(exc, attr):
             d[attr] = getattr(exc, attr)
     return d
@@ -247,6 +254,8 @@ def exception_from_dict(d: Mapping[str, Any]) -> BaseException:
             stop_reason=d.get("stop_reason", "unknown"),
             partial_text=d.get("partial_text", ""),
         )
+    if cls is errors.GuardrailError:
+        return errors.GuardrailError(message, d.get("reason"))
     return cls(message)
 
 

@@ -110,11 +110,12 @@ class MaxIterationsError(TetherError):
 
 
 class GuardrailError(TetherError):
-    """An input or output guardrail denied the run; ``reason`` is what it said."""
+    """An input or output guardrail denied the run; ``reason`` is what it said, the message says
+    which guardrail."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 class ToolNotFoundError(TetherError):

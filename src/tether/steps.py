@@ -34,7 +34,7 @@ async def check_guardrail(guardrail: Callable[[Any], Any], subject: Any, where: 
     if decision is None or type(decision) is Allow:
         return
     if type(decision) is Deny:
-        raise GuardrailError(f"{where} guardrail denied: {decision.reason}")
+        raise GuardrailError(f"{where} guardrail denied: {decision.reason}", decision.reason)
     raise TypeError(f"{where} guardrail returned {decision!r}; expected Allow or Deny")
 
 
