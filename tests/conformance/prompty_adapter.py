@@ -2,7 +2,8 @@
 
 Prompty describes messages as ``{"role", "content": [{"kind", "value", ...}]}``, tool parameters
 as property lists and options in camelCase; tether's transports take ``Message``s, ``ToolSpec``s
-(via ``Tool``, so bindings are stripped by tether's code) and ``ModelOptions`` keywords.
+(via ``Tool``, so bindings are stripped by tether's code) and ``ModelOptions`` keywords, and its
+embedding and image requests provider fields.
 """
 
 from __future__ import annotations
@@ -132,6 +133,17 @@ def to_options(options: dict[str, Any], outputs: list[dict[str, Any]]) -> dict[s
             "schema": object_schema(outputs),
             "strict": True,
         }
+    return out
+
+
+def media_options(options: dict[str, Any]) -> dict[str, Any]:
+    """Prompty options for an embedding or image request: its ``additionalProperties`` pass
+    through as provider fields (size, quality, dimensions, …); sampling options have no place."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if key != "additionalProperties":
+            raise ValueError(f"no embedding or image field for Prompty option {key!r}")
+        out.update(value)
     return out
 
 

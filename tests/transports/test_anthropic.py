@@ -1,13 +1,12 @@
-"""Tests for the Anthropic Messages API transport: Prompty conformance vectors, recorded streams
-played through ``httpx.MockTransport`` (whole and in random byte chunks), byte-exact replay of
-thinking through the agent loop, streamed vs non-streamed parity, and request encoding details."""
+"""Tests for the Anthropic Messages API transport: recorded streams played through
+``httpx.MockTransport`` (whole and in random byte chunks), byte-exact replay of thinking through
+the agent loop, streamed vs non-streamed parity, and request encoding details."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import random
-import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,15 +56,6 @@ from tether.transports.sse import SSEDecoder, SSEEvent
 from tether.turn import TurnBuilder
 from tether.types import StopReason, Usage
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
-
-from prompty_adapter import (
-    assert_subset,
-    load,
-    process_result,
-    request_body,
-)
-
 RECORDINGS = Path(__file__).parent / "recordings" / "anthropic"
 MODEL = "claude-sonnet-4-5-20250929"
 SIG = "EqoBCkgIBxABGAIiQJ3x+/Wq0Zk9vG7uYb2pH1mXfQ==/sig+part/with=equals"
@@ -82,33 +72,6 @@ WEATHER_SCHEMA = {
 
 def _recording(name: str) -> bytes:
     return (RECORDINGS / name).read_bytes()
-
-
-# ---------------------------------------------------------------------------------------------
-# Prompty conformance vectors
-
-WIRE_VECTORS = load("WireConformance.toRequest", provider="anthropic")
-PROCESS_VECTORS = load("Processor.process", provider="anthropic")
-
-
-def test_there_are_anthropic_vectors() -> None:
-    assert len(WIRE_VECTORS) >= 5
-    assert len(PROCESS_VECTORS) >= 4
-
-
-@pytest.mark.parametrize("vector", WIRE_VECTORS, ids=[v["name"] for v in WIRE_VECTORS])
-def test_prompty_wire_vector(vector: dict[str, Any]) -> None:
-    body = request_body(AnthropicTransport, vector)
-    assert_subset(vector["expected"]["request_body"], body)
-    assert "stream" not in body
-
-
-@pytest.mark.parametrize("vector", PROCESS_VECTORS, ids=[v["name"] for v in PROCESS_VECTORS])
-def test_prompty_process_vector(vector: dict[str, Any]) -> None:
-    given = vector["input"]
-    events = AnthropicCodec().parse(given["response"])
-    assert_stream_contract(events)
-    assert process_result(events, given.get("has_outputs", False)) == vector["expected"]["result"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,11 +1,10 @@
-"""OpenAI Chat Completions: Prompty vectors, recorded streams on MockTransport, parity, encoding."""
+"""OpenAI Chat Completions: recorded streams on MockTransport, parity, encoding."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import random
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,14 +51,6 @@ from tether.transports.openai_chat import (
 )
 from tether.transports.sse import SSEDecoder, SSEEvent
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
-from prompty_adapter import (
-    assert_subset,
-    load,
-    process_result,
-    request_body,
-)
-
 RECORDINGS = Path(__file__).parent / "recordings" / "openai_chat"
 SSE_HEADERS = {"content-type": "text/event-stream"}
 HELLO = [Message("user", "Hello")]
@@ -71,15 +62,6 @@ def recording(name: str) -> bytes:
 
 def whole_response(name: str) -> Any:
     return json.loads((RECORDINGS / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def chat_vectors(operation: str, skip: Sequence[str] = ()) -> list[dict[str, Any]]:
-    vectors = load(operation, provider="openai", apiType="chat")
-    return [v for v in vectors if v["name"] not in skip]
-
-
-def vector_ids(vectors: list[dict[str, Any]]) -> list[str]:
-    return [v["name"] for v in vectors]
 
 
 def decode(chunks: Sequence[Any], *, done: bool = True) -> list[StreamEvent]:
@@ -203,77 +185,6 @@ def split_seed(request: pytest.FixtureRequest) -> int | None:
     """Whole bodies, and bodies cut into random 1-7 byte pieces (framing, UTF-8 splits)."""
     value: int | None = request.param
     return value
-
-
-# --- Prompty conformance vectors --------------------------------------------------------------
-
-REQUEST_VECTORS = chat_vectors("WireConformance.toRequest", skip=("embedding_wire", "image_wire"))
-PROCESS_VECTORS = chat_vectors("Processor.process")
-STREAM_VECTORS = [v for v in load("Processor.processStream") if v["input"]["provider"] == "openai"]
-
-
-def test_vector_sets_are_not_empty() -> None:
-    assert len(REQUEST_VECTORS) == 18
-    assert len(PROCESS_VECTORS) == 8
-    assert len(STREAM_VECTORS) == 2
-
-
-@pytest.mark.parametrize("vector", REQUEST_VECTORS, ids=vector_ids(REQUEST_VECTORS))
-def test_prompty_to_request(vector: dict[str, Any]) -> None:
-    given_ = vector["input"]
-    body = request_body(OpenAIChatTransport, vector)
-    assert_subset(vector["expected"]["request_body"], body)
-    assert "stream" not in body and "stream_options" not in body
-    if not given_["tools"]:
-        assert "tools" not in body  # absent, not an empty list (§7.1.3)
-    assert "max_tokens" not in body  # OpenAI's own host gets max_completion_tokens
-
-
-@pytest.mark.parametrize("vector", PROCESS_VECTORS, ids=vector_ids(PROCESS_VECTORS))
-def test_prompty_process(vector: dict[str, Any]) -> None:
-    response = vector["input"]["response"]
-    events = OpenAIChatCodec().parse(response)
-    assert_stream_contract(events)
-    assert process_result(events, vector["input"]["has_outputs"]) == vector["expected"]["result"]
-    end = events[-1]
-    assert isinstance(end, IterationEnd)
-    assert end.model == response["model"]
-    assert end.raw_stop_reason == response["choices"][0]["finish_reason"]
-    assert end.usage.input_tokens == response["usage"]["prompt_tokens"]
-    assert end.usage.output_tokens == response["usage"]["completion_tokens"]
-    if response["choices"][0]["message"].get("refusal"):
-        assert end.stop_reason is StopReason.REFUSAL
-
-
-@pytest.mark.parametrize("vector", STREAM_VECTORS, ids=vector_ids(STREAM_VECTORS))
-def test_prompty_process_stream(vector: dict[str, Any]) -> None:
-    decoder = ChatStreamDecoder()
-    events: list[StreamEvent] = []
-    broke = False
-    for item in vector["input"]["events"]:
-        if item["kind"] == "transportError":
-            broke = True
-            break
-        events.extend(decoder.feed(SSEEvent("message", json.dumps(item["value"]))))
-    expected = vector["expected"]
-    texts = [c["value"] for c in expected["chunks"] if c["kind"] == "text"]
-    failure = next(c["failure"] for c in expected["chunks"] if c["kind"] == "failure")
-    if broke:
-        # What arrived is kept as text; a stream that breaks there is an error, never an answer.
-        assert [e.delta for e in events if isinstance(e, TextDelta)] == texts
-        assert "".join(texts) == expected["partialText"]
-        assert failure["outcome"] == "indeterminate"
-        with pytest.raises(StreamInterruptedError, match="before the response was complete"):
-            decoder.finish()
-    else:
-        # A refusal is determinate: surfaced as text with stop reason refusal.
-        events.extend(decoder.finish())
-        assert_stream_contract(events)
-        refusal = "".join(e.delta for e in events if isinstance(e, TextDelta))
-        assert failure["outcome"] == "determinate"
-        assert failure["message"] == f"Model refused: {refusal}"
-        end = events[-1]
-        assert isinstance(end, IterationEnd) and end.stop_reason is StopReason.REFUSAL
 
 
 # --- recorded streams -------------------------------------------------------------------------

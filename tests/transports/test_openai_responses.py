@@ -1,13 +1,12 @@
-"""The OpenAI Responses wire format: Prompty vectors, recorded streams played through
-``httpx.MockTransport`` (whole and in random small chunks), reasoning replay through an ``Agent``,
-and streamed vs non-streamed parity."""
+"""The OpenAI Responses wire format: recorded streams played through ``httpx.MockTransport``
+(whole and in random small chunks), reasoning replay through an ``Agent``, and streamed vs
+non-streamed parity."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import random
-import sys
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -54,14 +53,6 @@ from tether.transports.options import ModelOptions
 from tether.transports.sse import SSEDecoder, SSEEvent
 from tether.turn import TurnBuilder
 from tether.types import StopReason, Usage
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "conformance"))
-from prompty_adapter import (
-    assert_subset,
-    load,
-    process_result,
-    request_body,
-)
 
 RECORDINGS = Path(__file__).parent / "recordings" / "openai_responses"
 CODEC = OpenAIResponsesCodec()
@@ -167,31 +158,6 @@ ENDED = [
     "parallel_tool_calls.sse",
     "incomplete_max_tokens.sse",
 ]
-
-
-# --- Prompty vectors ---------------------------------------------------------------------------
-
-REQUEST_VECTORS = load("WireConformance.toRequest", apiType="responses")
-PROCESS_VECTORS = [v for v in load("Processor.process") if v["name"].startswith("responses_")]
-
-
-def test_the_vectors_are_there() -> None:
-    assert len(REQUEST_VECTORS) >= 3
-    assert len(PROCESS_VECTORS) >= 4
-
-
-@pytest.mark.parametrize("vector", REQUEST_VECTORS, ids=[v["name"] for v in REQUEST_VECTORS])
-def test_prompty_request_vector(vector: dict[str, Any]) -> None:
-    body = request_body(OpenAIResponsesTransport, vector)
-    assert_subset(vector["expected"]["request_body"], body)
-
-
-@pytest.mark.parametrize("vector", PROCESS_VECTORS, ids=[v["name"] for v in PROCESS_VECTORS])
-def test_prompty_process_vector(vector: dict[str, Any]) -> None:
-    given = vector["input"]
-    events = CODEC.parse(given["response"])
-    assert_stream_contract(events)
-    assert process_result(events, given.get("has_outputs", False)) == vector["expected"]["result"]
 
 
 # --- encoding ----------------------------------------------------------------------------------

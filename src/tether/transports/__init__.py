@@ -15,24 +15,39 @@ if TYPE_CHECKING:
     from .anthropic import AnthropicTransport
     from .http import HttpTransport
     from .openai_chat import OpenAIChatTransport
+    from .openai_embeddings import Embeddings, OpenAIEmbeddingsClient
+    from .openai_images import GeneratedImage, Images, OpenAIImagesClient
+    from .openai_media import OpenAIMediaClient
     from .openai_responses import OpenAIResponsesTransport
     from .options import ModelOptions
 
 __all__ = [
     "AnthropicTransport",
     "CompletionTransport",
+    "Embeddings",
+    "GeneratedImage",
     "HttpTransport",
+    "Images",
     "ModelOptions",
     "OpenAIChatTransport",
+    "OpenAIEmbeddingsClient",
+    "OpenAIImagesClient",
+    "OpenAIMediaClient",
     "OpenAIResponsesTransport",
     "RetryPolicy",
 ]
 
 _LAZY = {
     "AnthropicTransport": "anthropic",
+    "Embeddings": "openai_embeddings",
+    "GeneratedImage": "openai_images",
     "HttpTransport": "http",
+    "Images": "openai_images",
     "ModelOptions": "options",
     "OpenAIChatTransport": "openai_chat",
+    "OpenAIEmbeddingsClient": "openai_embeddings",
+    "OpenAIImagesClient": "openai_images",
+    "OpenAIMediaClient": "openai_media",
     "OpenAIResponsesTransport": "openai_responses",
 }
 
