@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["BLANK", "environment_secrets", "redact"]
+__all__ = ["BLANK", "SENSITIVE_KEY_PARTS", "environment_secrets", "is_sensitive_key", "redact"]
 
 BLANK = "[REDACTED]"
 _NAMED = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -33,6 +33,21 @@ _PATTERN_HINTS = (
 )
 _PAIR_HINTS = ("key", "passw", "secret", "token", "authorization")
 
+SENSITIVE_KEY_PARTS = (
+    "secret",
+    "password",
+    "passwd",
+    "api_key",
+    "apikey",
+    "private_key",
+    "token",
+    "auth",
+    "credential",
+    "cookie",
+)
+"""What a field's name contains when its value is a credential (Prompty spec §3.4, plus
+``passwd`` and ``private_key``); ``key`` alone is too broad to count."""
+
 
 def environment_secrets() -> tuple[str, ...]:
     """The values of environment variables named like credentials (8 characters or more),
@@ -40,6 +55,21 @@ def environment_secrets() -> tuple[str, ...]:
     then (the tracing middleware: once per run)."""
     found = {v for k, v in os.environ.items() if _NAMED.search(k) and len(v) >= 8}
     return tuple(sorted(found, key=len, reverse=True))
+
+
+def is_sensitive_key(name: str) -> bool:
+    """Whether a field called ``name`` holds a credential: it contains one of
+    ``SENSITIVE_KEY_PARTS``, in any case, ``-`` read as ``_`` (``x-api-key``). A plural
+    ``tokens`` is a count (``max_tokens``, ``prompt_tokens``), not a token."""
+    lower = name.lower().replace("-", "_")
+    for part in SENSITIVE_KEY_PARTS:
+        at = lower.find(part)
+        while at != -1:
+            end = at + len(part)
+            if part != "token" or lower[end : end + 1] != "s":
+                return True
+            at = lower.find(part, end)
+    return False
 
 
 def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
