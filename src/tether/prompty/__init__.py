@@ -1,0 +1,117 @@
+"""The Prompty door: ``.prompty`` files loaded, rendered, parsed and run by tether's engine.
+
+- ``load(path)`` → ``PromptAgent``; ``prepare(agent, inputs)`` → messages;
+  ``run(agent, messages)`` one model call; ``invoke(path, inputs)`` load + prepare + run;
+  ``turn(agent_or_path, inputs, tools=None, **options)`` a conversational round with the
+  agent loop (§9, §13); each has an ``_async`` twin.
+- Tools: ``tool`` (a typed handler), ``bind_tools``, the registries ``register_tool``,
+  ``register_tool_handler``, ``register_connection``.
+- Tracing (§3): ``Tracer``, ``trace``; backends ``TracyTracer``, ``ConsoleTracer``,
+  ``OtelTracer``.
+
+Names load on first use: importing this package imports neither jinja2 nor YAML.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names as _lazy_names
+
+if TYPE_CHECKING:
+    from .console import ConsoleTracer
+    from .discovery import ModelInfo, enrich, list_models, map_model
+    from .errors import LoadError, PromptyError
+    from .events import AgentEvent
+    from .load import load, loads, validate_inputs
+    from .loop import (
+        MAX_ITERATIONS,
+        MAX_LLM_RETRIES,
+        CancelledError,
+        ExecuteError,
+        GuardrailError,
+        GuardrailResult,
+        Guardrails,
+        IterationLimitError,
+        ToolNotRegisteredError,
+    )
+    from .messages import Part, PromptMessage
+    from .model import PromptAgent
+    from .otel import OtelTracer
+    from .pipeline import (
+        invoke,
+        invoke_async,
+        prepare,
+        prepare_async,
+        run,
+        run_async,
+        turn,
+        turn_async,
+    )
+    from .registry import (
+        clear_connections,
+        clear_tool_handlers,
+        clear_tools,
+        get_connection,
+        get_tool,
+        get_tool_handler,
+        register_connection,
+        register_tool,
+        register_tool_handler,
+    )
+    from .tools import bind_tools, tool
+    from .tracing import Tracer, trace
+    from .tracy import TracyTracer
+
+_HOMES = {
+    "ConsoleTracer": "console",
+    "ModelInfo": "discovery",
+    "enrich": "discovery",
+    "list_models": "discovery",
+    "map_model": "discovery",
+    "LoadError": "errors",
+    "PromptyError": "errors",
+    "AgentEvent": "events",
+    "load": "load",
+    "loads": "load",
+    "validate_inputs": "load",
+    "MAX_ITERATIONS": "loop",
+    "MAX_LLM_RETRIES": "loop",
+    "CancelledError": "loop",
+    "ExecuteError": "loop",
+    "GuardrailError": "loop",
+    "GuardrailResult": "loop",
+    "Guardrails": "loop",
+    "IterationLimitError": "loop",
+    "ToolNotRegisteredError": "loop",
+    "Part": "messages",
+    "PromptMessage": "messages",
+    "PromptAgent": "model",
+    "OtelTracer": "otel",
+    "invoke": "pipeline",
+    "invoke_async": "pipeline",
+    "prepare": "pipeline",
+    "prepare_async": "pipeline",
+    "run": "pipeline",
+    "run_async": "pipeline",
+    "turn": "pipeline",
+    "turn_async": "pipeline",
+    "clear_connections": "registry",
+    "clear_tool_handlers": "registry",
+    "clear_tools": "registry",
+    "get_connection": "registry",
+    "get_tool": "registry",
+    "get_tool_handler": "registry",
+    "register_connection": "registry",
+    "register_tool": "registry",
+    "register_tool_handler": "registry",
+    "bind_tools": "tools",
+    "tool": "tools",
+    "Tracer": "tracing",
+    "trace": "tracing",
+    "TracyTracer": "tracy",
+}
+
+__all__ = sorted(_HOMES)
+
+__getattr__ = _lazy_names(__name__, _HOMES)

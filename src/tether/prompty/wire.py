@@ -1,0 +1,92 @@
+"""A Prompty agent's model as one of tether's transports (§7): provider and API type pick the
+wire format, the connection the host and key, the options tether's ``ModelOptions``.
+
+A key goes only to its connection's endpoint (or, with no endpoint, the provider's own host):
+tether's HTTP transports keep credentials to the host they were built for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..transports.base import CompletionTransport
+from .model import Connection, Model, ModelOptions, Property
+from .schema import output_format
+
+__all__ = ["WireError", "model_options", "transport_for"]
+
+_OPENAI = ("openai", "azure", "foundry", None)
+
+
+class WireError(ValueError):
+    """The agent's model cannot be reached as written (unknown provider, API type, connection)."""
+
+
+def model_options(options: ModelOptions | None, outputs: Sequence[Property] = ()) -> dict[str, Any]:
+    """Prompty options (and declared outputs) as keyword arguments of ``ModelOptions``."""
+    out: dict[str, Any] = {}
+    if options is not None:
+        pairs = {
+            "temperature": options.temperature,
+            "max_tokens": options.max_output_tokens,
+            "top_p": options.top_p,
+            "top_k": options.top_k,
+            "frequency_penalty": options.frequency_penalty,
+            "presence_penalty": options.presence_penalty,
+            "seed": options.seed,
+            "stop": None if options.stop_sequences is None else list(options.stop_sequences),
+            "parallel_tool_calls": options.allow_multiple_tool_calls,
+        }
+        out.update({k: v for k, v in pairs.items() if v is not None})
+        if options.additional_properties:
+            out["extra_body"] = dict(options.additional_properties)
+    response_format = output_format(outputs)
+    if response_format is not None:
+        out["response_format"] = response_format
+    return out
+
+
+def _endpoint(connection: Connection | None) -> tuple[str | None, str | None]:
+    """(base URL, key) of a connection; kinds tether cannot dial are refused by name."""
+    if connection is None:
+        return None, None
+    if connection.kind in ("key", "anonymous", "remote"):
+        endpoint = connection.endpoint.rstrip("/") if connection.endpoint else None
+        return endpoint, connection.api_key
+    raise WireError(
+        f"connection kind {connection.kind!r} needs a registered connection "
+        "(tether.prompty.register_connection) or a transport passed to the call"
+    )
+
+
+def transport_for(
+    model: Model | None,
+    outputs: Sequence[Property] = (),
+    *,
+    stream: bool = True,
+    overrides: Mapping[str, Any] | None = None,
+) -> CompletionTransport:
+    """The transport that calls ``model`` (chat, Responses or Anthropic messages)."""
+    if model is None or not model.id:
+        raise WireError("the agent names no model (model: id)")
+    base_url, key = _endpoint(model.connection)
+    kwargs: dict[str, Any] = {**model_options(model.options, outputs), **(overrides or {})}
+    kwargs.update(base_url=base_url, api_key=key, stream=stream)
+    provider = model.provider
+    if provider in _OPENAI and model.api_type == "chat":
+        from ..transports.openai_chat import OpenAIChatTransport
+
+        return OpenAIChatTransport(model.id, **kwargs)
+    if provider in _OPENAI and model.api_type == "responses":
+        from ..transports.openai_responses import OpenAIResponsesTransport
+
+        return OpenAIResponsesTransport(model.id, **kwargs)
+    if provider == "anthropic" and model.api_type == "chat":
+        from ..transports.anthropic import AnthropicTransport
+
+        return AnthropicTransport(model.id, **kwargs)
+    raise WireError(
+        f"no chat transport for provider {provider!r} with apiType {model.api_type!r} "
+        "(openai/azure/foundry: chat or responses; anthropic: chat)"
+    )
