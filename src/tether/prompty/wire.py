@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..transports.anthropic import AnthropicTransport
 from ..transports.base import CompletionTransport
+from ..transports.openai_chat import OpenAIChatTransport
+from ..transports.openai_responses import OpenAIResponsesTransport
 from .model import Connection, Model, ModelOptions, Property
 from .schema import output_format
 
@@ -75,16 +78,10 @@ def transport_for(
     kwargs.update(base_url=base_url, api_key=key, stream=stream)
     provider = model.provider
     if provider in _OPENAI and model.api_type == "chat":
-        from ..transports.openai_chat import OpenAIChatTransport
-
         return OpenAIChatTransport(model.id, **kwargs)
     if provider in _OPENAI and model.api_type == "responses":
-        from ..transports.openai_responses import OpenAIResponsesTransport
-
         return OpenAIResponsesTransport(model.id, **kwargs)
     if provider == "anthropic" and model.api_type == "chat":
-        from ..transports.anthropic import AnthropicTransport
-
         return AnthropicTransport(model.id, **kwargs)
     raise WireError(
         f"no chat transport for provider {provider!r} with apiType {model.api_type!r} "
