@@ -22,17 +22,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
-from prompty_adapter import assert_subset, load, object_schema
+import yaml
+from prompty_adapter import assert_subset, load
 
 from tether import Message, Steering, Tool, ToolSpec
 from tether.control import CancellationToken
 from tether.events import StreamEvent
+from tether.prompty.load import loads
 from tether.prompty.loop import GuardrailResult, Guardrails, LoopOptions, agent_loop
 from tether.prompty.messages import PromptMessage, from_tether
+from tether.prompty.tools import engine_tools
 from tether.transports.openai_chat import OpenAIChatCodec
 
 VECTORS = load("TurnConformance.run")
@@ -77,8 +81,16 @@ class Run:
         self.model = RecordedModel([s["llm_response"] for s in vector["sequence"]])
         self.inputs = given.get("parent_inputs") or {}
 
-    def tool(self, definition: dict[str, Any]) -> Tool:
-        name = definition["name"]
+    def tools(self, tmp_path: Path) -> list[Tool]:
+        """The vector's tools declared in a ``.prompty`` front matter, loaded, and turned into
+        engine tools by the door (schema, bindings from the parent inputs, dispatch order)."""
+        given = self.vector["input"]
+        text = yaml.safe_dump({"name": "turn-vector", "model": "gpt-4", "tools": given["tools"]})
+        agent = loads(f"---\n{text}---\nsystem:\nunused\n", base_dir=tmp_path)
+        handlers = {name: self.handler(name) for name in given["tool_functions"]}
+        return engine_tools(agent, handlers, self.inputs)
+
+    def handler(self, name: str) -> Callable[..., Any]:
         behaviour = self.vector["input"]["tool_functions"][name]
         calls = iter(
             r["tool_call_id"]
@@ -98,19 +110,7 @@ class Run:
             await asyncio.sleep(0)
             return run(**arguments)
 
-        handler = run_async if "async" in self.vector["name"] else run
-        bindings = {
-            param: self.inputs[b["input"]]
-            for param, b in (definition.get("bindings") or {}).items()
-            if b["input"] in self.inputs
-        }
-        return Tool(
-            name,
-            handler,
-            definition.get("description", ""),
-            object_schema(definition.get("parameters", [])),
-            bindings=bindings,
-        )
+        return run_async if "async" in self.vector["name"] else run
 
     def _call_name(self, call_id: str) -> str:
         for step in self.vector["sequence"]:
@@ -197,10 +197,10 @@ def test_the_vectors_miscount_the_same_way() -> None:
 @pytest.mark.parametrize(
     "vector", VECTORS, ids=[f"TurnConformance.run:{v['name']}" for v in VECTORS]
 )
-async def test_run(vector: dict[str, Any]) -> None:
+async def test_run(vector: dict[str, Any], tmp_path: Path) -> None:
     run = Run(json.loads(json.dumps(vector)))
     given, expected = vector["input"], vector["expected"]
-    tools = [run.tool(t) for t in given["tools"]]
+    tools = run.tools(tmp_path)
     error: BaseException | None = None
     outcome = None
     try:
