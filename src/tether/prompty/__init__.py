@@ -38,16 +38,6 @@ if TYPE_CHECKING:
     from .messages import Part, PromptMessage
     from .model import PromptAgent
     from .otel import OtelTracer
-    from .pipeline import (
-        invoke,
-        invoke_async,
-        prepare,
-        prepare_async,
-        run,
-        run_async,
-        turn,
-        turn_async,
-    )
     from .registry import (
         clear_connections,
         clear_tool_handlers,
@@ -62,6 +52,7 @@ if TYPE_CHECKING:
     from .tools import bind_tools, tool
     from .tracing import Tracer, trace
     from .tracy import TracyTracer
+    from .turns import TurnEngine, run_turn
 
 _HOMES = {
     "ConsoleTracer": "console",
@@ -88,14 +79,6 @@ _HOMES = {
     "PromptMessage": "messages",
     "PromptAgent": "model",
     "OtelTracer": "otel",
-    "invoke": "pipeline",
-    "invoke_async": "pipeline",
-    "prepare": "pipeline",
-    "prepare_async": "pipeline",
-    "run": "pipeline",
-    "run_async": "pipeline",
-    "turn": "pipeline",
-    "turn_async": "pipeline",
     "clear_connections": "registry",
     "clear_tool_handlers": "registry",
     "clear_tools": "registry",
@@ -110,6 +93,8 @@ _HOMES = {
     "Tracer": "tracing",
     "trace": "tracing",
     "TracyTracer": "tracy",
+    "TurnEngine": "turns",
+    "run_turn": "turns",
 }
 
 __all__ = [
@@ -133,6 +118,7 @@ __all__ = [
     "ToolNotRegisteredError",
     "Tracer",
     "TracyTracer",
+    "TurnEngine",
     "bind_tools",
     "clear_connections",
     "clear_tool_handlers",
@@ -141,23 +127,16 @@ __all__ = [
     "get_connection",
     "get_tool",
     "get_tool_handler",
-    "invoke",
-    "invoke_async",
     "list_models",
     "load",
     "loads",
     "map_model",
-    "prepare",
-    "prepare_async",
     "register_connection",
     "register_tool",
     "register_tool_handler",
-    "run",
-    "run_async",
+    "run_turn",
     "tool",
     "trace",
-    "turn",
-    "turn_async",
     "validate_inputs",
 ]
 
