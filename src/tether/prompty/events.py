@@ -132,8 +132,8 @@ class PromptyEvents:
 
     @property
     def in_round(self) -> bool:
-        """True while some call of the current round has not reported its result."""
-        return self._results - len(self.skipped) < self._calls
+        """True when the current round was cut short: a call skipped, or one not yet finished."""
+        return bool(self.skipped) or self._results < self._calls
 
     def updated(self, messages: Sequence[Message]) -> None:
         """The conversation changed: tell the caller what it is now."""

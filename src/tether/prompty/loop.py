@@ -8,7 +8,6 @@ run's events and errors into the spec's.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,17 +159,8 @@ class LoopOutcome:
 class PromptyRetry(RetryPolicy):
     """§9.10's backoff: ``min(2^n + jitter, 60)`` seconds after failure ``n``, jitter in [0, 1)."""
 
-    def delay(
-        self,
-        attempt: int,
-        exc: BaseException | None = None,
-        rand: Callable[[], float] = random.random,
-    ) -> float:
-        wait = min(2.0**attempt + rand(), self.max_delay)
-        retry_after = getattr(exc, "retry_after", None)
-        if isinstance(retry_after, int | float) and retry_after > 0:
-            wait = max(wait, min(float(retry_after), self.max_retry_after))
-        return wait
+    def backoff(self, attempt: int, rand: Callable[[], float]) -> float:
+        return min(2.0**attempt + rand(), self.max_delay)
 
 
 async def _verdict(hook: GuardrailHook, *args: Any) -> GuardDecision:

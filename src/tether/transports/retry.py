@@ -45,6 +45,11 @@ class RetryPolicy:
         """Whether failure number ``attempt`` (1-based) may be retried."""
         return attempt < self.max_attempts and self.retry_on(exc)
 
+    def backoff(self, attempt: int, rand: Callable[[], float]) -> float:
+        """The wait after failure ``attempt`` before a server's ``retry_after`` is considered."""
+        base = min(self.initial_delay * self.multiplier ** (attempt - 1), self.max_delay)
+        return base * (1.0 - self.jitter * rand())
+
     def delay(
         self,
         attempt: int,
@@ -53,8 +58,7 @@ class RetryPolicy:
     ) -> float:
         """Seconds to wait after failure number ``attempt``; ``rand`` draws the jitter (a clock's
         random source, so a replayed run waits the same)."""
-        base = min(self.initial_delay * self.multiplier ** (attempt - 1), self.max_delay)
-        wait = base * (1.0 - self.jitter * rand())
+        wait = self.backoff(attempt, rand)
         retry_after = getattr(exc, "retry_after", None)
         if isinstance(retry_after, int | float) and retry_after > 0:
             wait = max(wait, min(float(retry_after), self.max_retry_after))
