@@ -85,7 +85,7 @@ class SQLiteStore:
         connection = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=self.busy_timeout
         )
-        connection.execute("PRAGMA journal_mode=WAL")
+        _use_wal(connection, self.busy_timeout)
         connection.execute("PRAGMA synchronous=FULL")  # durable when a commit returns
         return connection
 
@@ -340,3 +340,18 @@ def _pack(connection: sqlite3.Connection, session: str, start: int) -> None:
     connection.execute(
         "UPDATE tether_sessions SET packed = ? WHERE id = ?", (start + PAGE, session)
     )
+
+
+def _use_wal(connection: sqlite3.Connection, timeout: float) -> None:
+    """Switch a new file to WAL. SQLite answers "database is locked" at once, without its busy
+    handler, while another process opening the same new file switches it too: retry until
+    ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)
