@@ -30,6 +30,7 @@ def tool(
     bindings: Mapping[str, Any] | None = None,
     timeout: float | None = None,
     thread: bool = False,
+    idempotent: bool = False,
 ) -> Tool: ...
 
 
@@ -45,6 +46,7 @@ def tool(
     bindings: Mapping[str, Any] | None = None,
     timeout: float | None = None,
     thread: bool = False,
+    idempotent: bool = False,
 ) -> _Decorator: ...
 
 
@@ -59,6 +61,7 @@ def tool(
     bindings: Mapping[str, Any] | None = None,
     timeout: float | None = None,
     thread: bool = False,
+    idempotent: bool = False,
 ) -> Tool | _Decorator:
     """Make a ``Tool`` from ``fn``: schema from its signature, descriptions from its docstring.
 
@@ -87,6 +90,7 @@ def tool(
             validator=validator,
             timeout=timeout,
             thread=thread,
+            idempotent=idempotent,
         )
 
     return build if fn is None else build(fn)

@@ -90,6 +90,8 @@ class Tool:
     - ``strict``: ask the provider to hold the model's arguments to the schema exactly.
     - ``reports_progress``: the handler calls ``report_progress``; the run then streams each
       report as a ``ToolProgress`` event while the call goes on.
+    - ``idempotent``: running a call twice has the effect of running it once (it reads, or it
+      passes its idempotency key on); a durable run retries such a call after a crash.
     """
 
     name: str
@@ -104,6 +106,7 @@ class Tool:
     thread: bool = False
     strict: bool | None = None
     reports_progress: bool = False
+    idempotent: bool = False
     spec: ToolSpec = field(init=False, repr=False)
     is_async: bool = field(init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(init=False, repr=False, default=None)

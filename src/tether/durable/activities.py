@@ -1,0 +1,157 @@
+"""The activities of a durable agent: one model call, one tool call, and (with a store) one
+append and one page of a stored session. They run on workers, with the agent's real transport,
+tools, guards and middleware."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from ..agent import Agent
+from ..codec import (
+    block_from_dict,
+    block_to_dict,
+    exception_to_dict,
+    message_from_dict,
+    message_to_dict,
+)
+from ..errors import ConflictError
+from ..events import StreamEvent
+from ..messages import ToolUseBlock
+from ..middleware import ModelRequest, as_generator, model_chain
+from ..tracing.ambient import with_ambient
+from .call import CURRENT, DurableCall
+from .payloads import (
+    Appended,
+    LoadPage,
+    ModelCall,
+    ModelTurn,
+    StoredPage,
+    ToolCallInput,
+    coalesce,
+    spec_from_dict,
+)
+
+__all__ = ["AgentActivities", "activity_names"]
+
+HEARTBEAT_EVERY = 1.0  # seconds between heartbeats of a running call
+
+
+def activity_names(name: str) -> dict[str, str]:
+    """The activity names of the durable agent ``name``."""
+    return {kind: f"{name}.{kind}" for kind in ("model", "tool", "append", "load")}
+
+
+def _call_transport(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    return request.transport.stream(request.messages, request.tools, request.system)
+
+
+class AgentActivities:
+    """The activities of one durable agent; ``definitions()`` gives them to a worker."""
+
+    def __init__(self, agent: Agent, name: str, store: Any = None) -> None:
+        self.agent = agent
+        self.names = activity_names(name)
+        self.store = store
+
+    def definitions(self) -> list[Callable[..., Any]]:
+        """The activity functions, named for this agent (the store's only when it has one)."""
+        kinds = ("model", "tool", "append", "load") if self.store is not None else ("model", "tool")
+        return [_defined(self.names[kind], getattr(self, kind)) for kind in kinds]
+
+    async def model(self, call: ModelCall) -> ModelTurn:
+        """One model call through the agent's model middleware; a failure the agent's retry
+        policy would not retry is final (Temporal does not retry it either)."""
+        agent = self.agent
+        request = ModelRequest(
+            [message_from_dict(m) for m in call.messages],
+            [spec_from_dict(s) for s in call.tools],
+            call.system,
+            call.iteration,
+            agent.transport,
+            activity.info().attempt,
+        )
+        chain = model_chain(with_ambient(agent.middleware), _call_transport) or _call_transport
+        events: list[StreamEvent] = []
+        try:
+            async with aclosing(as_generator(chain(request))) as stream:
+                async for event in stream:
+                    events.append(event)
+                    activity.heartbeat()
+        except Exception as exc:
+            raise _failure(exc, retryable=agent.retry.retry_on(exc)) from exc
+        return ModelTurn(coalesce(events))
+
+    async def tool(self, call: ToolCallInput) -> dict[str, Any]:
+        """One tool call as the loop makes it (guards, validation, the agent's tool middleware),
+        heartbeating while it runs; its idempotency key is in ``current_call()``."""
+        block = block_from_dict(call.block)
+        if not isinstance(block, ToolUseBlock):
+            raise ApplicationError("a tool activity needs a tool_use block", non_retryable=True)
+        info = activity.info()
+        token = CURRENT.set(DurableCall(call.workflow_id, block.id, call.key, info.attempt))
+        try:
+            running = asyncio.ensure_future(self.agent.dispatch_tools([block], call.iteration))
+        finally:
+            CURRENT.reset(token)
+        try:
+            while True:
+                done, _ = await asyncio.wait({running}, timeout=HEARTBEAT_EVERY)
+                if done:
+                    break
+                activity.heartbeat()
+        except BaseException:
+            running.cancel()
+            raise
+        (result,) = running.result()
+        return block_to_dict(result)
+
+    async def append(self, item: Appended) -> int:
+        """Store one message at its position; a retry that finds it there already succeeds."""
+        message = message_from_dict(item.message)
+        context = await self.store.open(item.session)
+        try:
+            return int(await self.store.append_at(item.session, item.position, message))
+        except ConflictError:
+            stored = await context.get_history()
+            if len(stored) > item.position and stored[item.position] == message:
+                return item.position + 1
+            raise ApplicationError(
+                f"session {item.session!r} holds another message at {item.position}: "
+                "something else writes to it",
+                type="ConflictError",
+                non_retryable=True,
+            ) from None
+
+    async def load(self, page: LoadPage) -> StoredPage:
+        """A page of a stored session (created when new) and its next position."""
+        context = await self.store.open(page.session)
+        history = await context.get_history()
+        following = getattr(context, "_known", len(history))
+        chosen = history[page.start : page.start + page.limit]
+        return StoredPage([message_to_dict(m) for m in chosen], int(following))
+
+
+def _defined(name: str, method: Any) -> Callable[..., Any]:
+    """``method`` as the activity ``name`` (Temporal marks functions, not bound methods)."""
+
+    async def call(argument: Any) -> Any:
+        return await method(argument)
+
+    hints = dict(method.__func__.__annotations__)
+    call.__annotations__ = {"argument": hints[next(iter(hints))], "return": hints["return"]}
+    call.__name__ = call.__qualname__ = method.__name__
+    return activity.defn(name=name)(call)
+
+
+def _failure(exc: Exception, *, retryable: bool) -> ApplicationError:
+    """``exc`` as an activity failure Temporal carries to the workflow (type and message)."""
+    data = exception_to_dict(exc)
+    return ApplicationError(
+        data["message"], data, type=str(data["type"]), non_retryable=not retryable
+    )

@@ -1,0 +1,124 @@
+"""``TemporalAgent``: an ``Agent`` run as a Temporal workflow, every model call and tool call an
+activity, so a run outlives the process that started it and a worker killed mid-run costs no
+finished call."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from ..agent import Agent
+from ..tools.tool import Tool
+from .activities import AgentActivities, activity_names
+from .client import DurableRun
+from .options import DurableOptions
+from .payloads import RunInput, RunOutput
+from .session import Approval
+from .workflow import workflow_class
+
+__all__ = ["TemporalAgent"]
+
+
+class TemporalAgent:
+    """``agent`` as the durable workflow ``name``.
+
+    - ``store``: a tether store (``PostgresStore`` shared by all workers) keeping each run's
+      messages under its workflow id; without one they live in the workflow's history.
+    - ``approval``: tool names (or a test of name and arguments) whose calls wait for
+      ``DurableRun.approve`` / ``deny``.
+    - ``options``: timeouts, retries, history limits (``DurableOptions``).
+
+    The agent's tools run on workers; its selector, guardrails and context policy run inside
+    the workflow and must be deterministic (no I/O, no clock).
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        name: str,
+        store: Any = None,
+        approval: Approval | None = None,
+        options: DurableOptions | None = None,
+    ) -> None:
+        if not name or any(c.isspace() for c in name):
+            raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
+        sources = [t for t in agent.tools if not isinstance(t, Tool)]
+        if sources:
+            raise TypeError(
+                f"durable agent {name!r}: tool sources ({sources[0]!r}) are listed by I/O, which "
+                "a workflow cannot do; give the agent their tools as a list"
+            )
+        if store is not None and not all(hasattr(store, a) for a in ("open", "append_at")):
+            raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
+        self.agent = agent
+        self.name = name
+        self.store = store
+        self.approval = approval
+        self.options = options if options is not None else DurableOptions()
+        self.names = activity_names(name)
+        self.activities = AgentActivities(agent, name, store)
+        self.workflow = workflow_class(self)
+
+    def worker(self, client: Client, task_queue: str, **options: Any) -> Worker:
+        """A Temporal worker running this agent's workflow and activities on ``task_queue``
+        (``options`` go to ``temporalio.worker.Worker``)."""
+        return Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[self.workflow],
+            activities=self.activities.definitions(),
+            **options,
+        )
+
+    async def start(
+        self,
+        client: Client,
+        prompt: str,
+        *,
+        task_queue: str,
+        id: str | None = None,
+        keep_open: bool = False,
+        timeout: float | None = None,
+    ) -> DurableRun:
+        """Start a run on ``prompt`` (``keep_open``: wait for more messages after answering,
+        until ``close``); its handle."""
+        handle = await client.start_workflow(
+            self.name,
+            RunInput(prompt, keep_open),
+            id=id if id is not None else f"{self.name}-{os.urandom(8).hex()}",
+            task_queue=task_queue,
+            result_type=RunOutput,
+            execution_timeout=None if timeout is None else timedelta(seconds=timeout),
+        )
+        return DurableRun(handle)
+
+    async def run(
+        self, client: Client, prompt: str, *, task_queue: str, id: str | None = None
+    ) -> str:
+        """Run ``prompt`` durably to its answer (``DurableRunError`` if it ended with an error)."""
+        started = await self.start(client, prompt, task_queue=task_queue, id=id)
+        return await started.answer()
+
+    def get(self, client: Client, id: str) -> DurableRun:
+        """The handle of the run ``id`` (started earlier, by anyone)."""
+        return DurableRun(client.get_workflow_handle(id, result_type=RunOutput))
+
+    @staticmethod
+    def serving(agents: Sequence[TemporalAgent], client: Client, task_queue: str, **options: Any) -> Worker:
+        """One worker for several durable agents on one task queue."""
+        return Worker(
+            client,
+            task_queue=task_queue,
+            workflows=[a.workflow for a in agents],
+            activities=[d for a in agents for d in a.activities.definitions()],
+            **options,
+        )
+
+    def __repr__(self) -> str:
+        return f"TemporalAgent({self.name!r}, agent={self.agent.name!r})"

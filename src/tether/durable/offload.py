@@ -1,0 +1,134 @@
+"""``ActivityCalls``: the middleware that makes a workflow's model and tool calls activities.
+
+It is the engine's one seam (``Middleware``): the loop inside the workflow is the ordinary loop,
+and every call it makes leaves the workflow for a worker, with a timeout, heartbeats and a
+retry policy per kind (model calls retried; tool calls only when the tool is idempotent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from ..codec import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
+from ..errors import RemoteError
+from ..events import StreamEvent
+from ..messages import ToolResultBlock
+from ..middleware import Middleware, ModelHandler, ModelRequest, ToolHandler, ToolRequest
+from .payloads import ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict
+
+if TYPE_CHECKING:
+    from .session import DurableSession
+
+__all__ = ["DENIED", "ActivityCalls"]
+
+DENIED = "Tool call denied."
+MARGIN = 30.0  # seconds an activity may run past the engine's own timeout of a tool
+
+
+class ActivityCalls(Middleware):
+    """Sends each model call and each tool call of a workflow's loop to an activity."""
+
+    # Tracing happens in the activities, where the calls run: none inside the workflow, whose
+    # code runs again on every replay.
+    otel = True
+
+    def __init__(self, session: DurableSession) -> None:
+        self.session = session
+
+    async def wrap_model_call(  # type: ignore[override]
+        self, request: ModelRequest, call_next: ModelHandler
+    ) -> AsyncIterator[StreamEvent]:
+        session = self.session
+        options = session.options
+        call = ModelCall(
+            [message_to_dict(m) for m in request.messages],
+            [spec_to_dict(t) for t in request.tools],
+            request.system,
+            request.iteration,
+            session.workflow_id,
+            session.next_turn(),
+        )
+        try:
+            turn = await workflow.execute_activity(
+                session.names["model"],
+                call,
+                result_type=ModelTurn,
+                start_to_close_timeout=timedelta(seconds=options.model_timeout),
+                heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+                retry_policy=self._retry(options.model_attempts),
+            )
+        except ActivityError as exc:
+            raise _model_error(exc) from None
+        for event in events_of(turn):
+            yield event
+
+    async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        if call.tool is None or call.block.parse_error is not None:
+            return await call_next(call)  # answered by the engine itself: nothing to run
+        session = self.session
+        key = f"{session.workflow_id}:{session.turns}:{call.id}"
+        if session.needs_approval(call):
+            approved, reason = await session.approval(call, key)
+            if not approved:
+                text = DENIED if not reason else f"{DENIED} {reason}"
+                return ToolResultBlock(call.id, text, True)
+        attempts = session.options.tool_attempts if call.tool.idempotent else 1
+        try:
+            result = await workflow.execute_activity(
+                session.names["tool"],
+                ToolCallInput(block_to_dict(call.block), call.iteration, session.workflow_id, key),
+                result_type=dict,
+                start_to_close_timeout=timedelta(seconds=self._tool_timeout(call)),
+                heartbeat_timeout=timedelta(seconds=session.options.heartbeat_timeout),
+                retry_policy=self._retry(attempts),
+            )
+        except ActivityError as exc:
+            return ToolResultBlock(call.id, _tool_failure(call, exc), True)
+        block = block_from_dict(result)
+        assert isinstance(block, ToolResultBlock)
+        return block
+
+    def _retry(self, attempts: int) -> RetryPolicy:
+        options = self.session.options
+        return RetryPolicy(
+            initial_interval=timedelta(seconds=options.retry_initial),
+            maximum_interval=timedelta(seconds=options.retry_max),
+            maximum_attempts=attempts,
+        )
+
+    def _tool_timeout(self, call: ToolRequest) -> float:
+        """The engine times a tool out inside the activity; the activity gets a little longer."""
+        assert call.tool is not None
+        own = call.tool.timeout or self.session.agent.tool_timeout
+        return own + MARGIN if own is not None else self.session.options.tool_timeout
+
+
+def _cause(exc: ActivityError) -> BaseException:
+    cause: BaseException = exc
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    return cause
+
+
+def _model_error(exc: ActivityError) -> BaseException:
+    """The error that ended a model call's attempts, as tether's own error type when it was one."""
+    cause = _cause(exc)
+    if isinstance(cause, ApplicationError) and cause.details:
+        details: Any = cause.details[0]
+        if isinstance(details, dict) and "type" in details and "message" in details:
+            return exception_from_dict(details)
+    return RemoteError(type(cause).__name__, f"the model call did not finish: {cause}")
+
+
+def _tool_failure(call: ToolRequest, exc: ActivityError) -> str:
+    cause = _cause(exc)
+    return (
+        f"Error: tool '{call.name}' did not finish ({type(cause).__name__}: {cause}); "
+        "it may or may not have taken effect."
+    )

@@ -1,0 +1,54 @@
+"""``DurableOptions``: timeouts, retries and history limits of a durable agent's workflow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DurableOptions"]
+
+
+@dataclass(frozen=True, slots=True)
+class DurableOptions:
+    """How a durable run calls its activities and when it starts afresh.
+
+    - ``model_timeout``: seconds one model call attempt may take.
+    - ``tool_timeout``: seconds one tool call attempt may take when neither the tool nor the
+      agent sets a timeout.
+    - ``heartbeat_timeout``: seconds without a heartbeat before a call counts as lost (its
+      worker died): the call is then retried, or for a tool that is not idempotent, answered
+      with an error result.
+    - ``model_attempts`` / ``tool_attempts``: attempts per model call and per idempotent tool
+      call (a tool that is not idempotent gets one).
+    - ``retry_initial`` / ``retry_max``: the first and the longest wait between attempts.
+    - ``approval_timeout``: seconds to wait for an approval (None: as long as it takes); no
+      decision in time is a denial.
+    - ``max_history_events`` / ``max_history_bytes``: past either, the run continues as new at
+      the next iteration (Temporal's own limits are 51,200 events and 50 MB).
+    - ``load_page``: messages per activity when a run reads its session from the store.
+    """
+
+    model_timeout: float = 300.0
+    tool_timeout: float = 3600.0
+    heartbeat_timeout: float = 30.0
+    model_attempts: int = 5
+    tool_attempts: int = 5
+    retry_initial: float = 1.0
+    retry_max: float = 60.0
+    approval_timeout: float | None = None
+    max_history_events: int = 10_000
+    max_history_bytes: int = 8 * 1024 * 1024
+    load_page: int = 500
+
+    def __post_init__(self) -> None:
+        for name in ("model_timeout", "tool_timeout", "heartbeat_timeout", "retry_initial"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0")
+        if self.retry_max < self.retry_initial:
+            raise ValueError("retry_max must be >= retry_initial")
+        for name in ("model_attempts", "tool_attempts", "max_history_events", "load_page"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+        if self.max_history_bytes < 1024:
+            raise ValueError("max_history_bytes must be >= 1024")
+        if self.approval_timeout is not None and not self.approval_timeout > 0:
+            raise ValueError("approval_timeout must be > 0 (or None to wait as long as it takes)")

@@ -1,0 +1,316 @@
+"""``DurableSession``: what one durable workflow does. It runs the agent's one loop on the
+workflow's history, answers one user message after another, waits for approvals and messages
+as long as it must, keeps the events for callers, and continues as new before its history
+outgrows Temporal's limits."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Collection, Mapping
+from contextlib import aclosing
+from dataclasses import asdict, dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+from temporalio import workflow
+
+from ..codec import event_to_dict, exception_to_dict, message_from_dict, message_to_dict
+from ..control import Steering
+from ..loop import RunState, run_loop
+from ..events import IterationStart, SessionEndEvent, StreamEvent
+from ..messages import Message
+from ..middleware import ToolRequest
+from ..transports.retry import RetryPolicy
+from ..types import ZERO_USAGE, StopReason, Usage
+from .clock import WorkflowClock
+from .history import DurableContext
+from .offload import ActivityCalls
+from .payloads import Appended, LoadPage, RunInput, RunOutput, StoredPage
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from .agent import TemporalAgent
+
+__all__ = ["Approval", "DurableSession", "Pending"]
+
+Approval: TypeAlias = Collection[str] | Callable[[str, Mapping[str, Any]], bool]
+"""The tools whose calls wait for a person: their names, or a test of (name, arguments)."""
+
+Status = Literal["running", "awaiting_approval", "waiting_for_message", "done", "cancelled"]
+EVENTS_PER_QUERY = 500
+ONE_ATTEMPT = RetryPolicy(max_attempts=1)  # the activities retry; the loop must not again
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A tool call waiting for a decision."""
+
+    call_id: str
+    name: str
+    input: Mapping[str, Any]
+    key: str
+
+
+class DurableSession:
+    """The state and the steps of one durable workflow run."""
+
+    def __init__(self, durable: TemporalAgent, start: RunInput) -> None:
+        self.durable = durable
+        self.options = durable.options
+        self.names = durable.names
+        self.workflow_id = workflow.info().workflow_id
+        self.keep_open = start.keep_open
+        self.turns = start.turns
+        self.used = start.used
+        self.inbox: deque[str] = deque(start.inbox)
+        if start.prompt is not None:
+            self.inbox.appendleft(start.prompt)
+        self.context = DurableContext(self.workflow_id)
+        self.steering: Steering | None = None
+        self.pending: dict[str, Pending] = {}
+        self.decisions: dict[str, tuple[bool, str | None]] = {}
+        self.log: list[StreamEvent] = []
+        self.offset = start.events
+        self.status: Status = "running"
+        self.closing = False
+        self.finished = False
+        self.cancelled = False
+        self.task: asyncio.Task[bool] | None = None
+        self.answer = ""
+        self.end: SessionEndEvent | None = None
+        self.usage: Usage = ZERO_USAGE
+        self.agent: Agent = durable.agent.copy(
+            middleware=(ActivityCalls(self),),
+            clock=WorkflowClock(),
+            retry=ONE_ATTEMPT,
+            on_event=None,
+            start_tools_early=False,
+        )
+
+    # -- the workflow -----------------------------------------------------------------------------
+
+    async def main(self, start: RunInput) -> RunOutput:
+        """Answer every user message (waiting for more while kept open), then the outcome."""
+        await self._open(start)
+        resume = start.resuming
+        while True:
+            if resume or self.inbox:
+                message = None if resume else self.inbox.popleft()
+                resume = False
+                if not await self._answer(message):
+                    workflow.continue_as_new(self._carry())
+                if self.cancelled or not (self.keep_open or self.inbox):
+                    return self._output()
+            elif self.keep_open and not (self.closing or self.cancelled):
+                self.status = "waiting_for_message"
+                await workflow.wait_condition(
+                    lambda: bool(self.inbox) or self.closing or self.cancelled
+                )
+            else:
+                return self._output()
+
+    async def _open(self, start: RunInput) -> None:
+        """The history so far: from the store (paged) when there is one, else from the input."""
+        if self.durable.store is None:
+            messages = [message_from_dict(m) for m in start.messages]
+            self.context = DurableContext(self.workflow_id, messages)
+            return
+        messages: list[Message] = []
+        following = 0
+        while True:
+            page = await workflow.execute_activity(
+                self.names["load"],
+                LoadPage(self.workflow_id, len(messages), self.options.load_page),
+                result_type=StoredPage,
+                start_to_close_timeout=timedelta(seconds=60),
+            )
+            messages.extend(message_from_dict(m) for m in page.messages)
+            following = page.following
+            if len(page.messages) < self.options.load_page:
+                break
+        self.context = DurableContext(self.workflow_id, messages, self._write, following)
+
+    async def _write(self, position: int, message: Message) -> int:
+        following: int = await workflow.execute_local_activity(
+            self.names["append"],
+            Appended(self.workflow_id, position, message_to_dict(message)),
+            result_type=int,
+            start_to_close_timeout=timedelta(seconds=30),
+        )
+        return following
+
+    async def _answer(self, message: str | None) -> bool:
+        """Run the loop on ``message``; False when it stopped early to continue as new."""
+        self.status, self.steering = "running", Steering()
+        self.task = asyncio.create_task(self._consume(message, self.steering))
+        try:
+            finished = await self.task
+        except asyncio.CancelledError:
+            if not self.cancelled:  # the workflow itself was cancelled
+                self.status = "cancelled"
+                raise
+            finished = True
+        finally:
+            self.task, self.steering = None, None
+        if self.cancelled:
+            self.status = "cancelled"
+        elif finished:
+            self.used = 0
+            self.status = "done"
+        return finished
+
+    async def _consume(self, message: str | None, steering: Steering) -> bool:
+        limit = self.agent.max_iterations - self.used
+        agent = self.agent if limit == self.agent.max_iterations else self.agent.copy(
+            max_iterations=max(limit, 1)
+        )
+        state = RunState(self.context)
+        async with aclosing(run_loop(agent, message, state, None, steering)) as events:
+            async for event in events:
+                if isinstance(event, IterationStart):
+                    if event.iteration > 1 and self._history_full():
+                        return False
+                    self.used += 1
+                self._record(event)
+        self.answer = state.final_text
+        return True
+
+    def _record(self, event: StreamEvent) -> None:
+        self.log.append(event)
+        if isinstance(event, SessionEndEvent):
+            self.end = event
+            self.usage = self.usage + event.total_usage
+
+    def _history_full(self) -> bool:
+        info = workflow.info()
+        return (
+            info.is_continue_as_new_suggested()
+            or info.get_current_history_length() >= self.options.max_history_events
+            or info.get_current_history_size() >= self.options.max_history_bytes
+        )
+
+    def _carry(self) -> RunInput:
+        """What the next run of this workflow starts from."""
+        kept = [] if self.durable.store is not None else self.context.messages
+        return RunInput(
+            None,
+            self.keep_open,
+            [message_to_dict(m) for m in kept],
+            self.context.position,
+            self.used,
+            self.turns,
+            list(self.inbox),
+            self.offset + len(self.log),
+            resuming=True,
+        )
+
+    def _output(self) -> RunOutput:
+        self.finished = True
+        end = self.end
+        error = None
+        if end is not None and end.error is not None:
+            error = exception_to_dict(end.error)
+        stop = StopReason.CANCELLED.value if self.cancelled else (
+            end.stop_reason.value if end is not None else StopReason.END_TURN.value
+        )
+        return RunOutput(
+            self.answer,
+            stop,
+            _usage_dict(self.usage),
+            end.iterations if end is not None else 0,
+            len(self.context),
+            error,
+        )
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    def next_turn(self) -> int:
+        """Number the next model call (across the whole workflow, continue-as-new included)."""
+        self.turns += 1
+        return self.turns
+
+    def needs_approval(self, call: ToolRequest) -> bool:
+        rule = self.durable.approval
+        if rule is None:
+            return False
+        if callable(rule):
+            return bool(rule(call.name, call.input))
+        return call.name in rule
+
+    async def approval(self, call: ToolRequest, key: str) -> tuple[bool, str | None]:
+        """Wait (durably: for hours if need be) for a decision on ``call``."""
+        self.pending[call.id] = Pending(call.id, call.name, dict(call.input), key)
+        self.status = "awaiting_approval"
+        timeout = self.options.approval_timeout
+        try:
+            await workflow.wait_condition(
+                lambda: call.id in self.decisions,
+                timeout=None if timeout is None else timedelta(seconds=timeout),
+            )
+        except TimeoutError:
+            return False, f"No decision came within {timeout:g} s."
+        finally:
+            del self.pending[call.id]
+            if not self.pending:
+                self.status = "running"
+        return self.decisions.pop(call.id)
+
+    # -- signals ----------------------------------------------------------------------------------
+
+    def user_message(self, text: str) -> None:
+        """A user message: steers the answer going on, or waits for its turn."""
+        if self.steering is not None:
+            self.steering.send(text)
+        else:
+            self.inbox.append(text)
+
+    def decide(self, call_id: str, approved: bool, reason: str | None) -> None:
+        """A decision on a pending call (one for no such call is ignored: it came too late)."""
+        if call_id in self.pending:
+            self.decisions[call_id] = (approved, reason)
+        else:
+            workflow.logger.warning("a decision for call %r, which waits for none", call_id)
+
+    def cancel(self) -> None:
+        """Stop the answer going on (every stored call keeps a result) and end the workflow."""
+        self.cancelled = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def close(self) -> None:
+        """End a kept-open session once the current answer is done."""
+        self.closing = True
+
+    # -- queries ----------------------------------------------------------------------------------
+
+    def progress(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "iterations": self.used,
+            "turns": self.turns,
+            "messages": len(self.context),
+            "events": self.offset + len(self.log),
+            "pending": [
+                {"call_id": p.call_id, "name": p.name, "input": dict(p.input), "key": p.key}
+                for p in self.pending.values()
+            ],
+            "answer": self.answer,
+            "usage": _usage_dict(self.usage),
+        }
+
+    def transcript(self) -> list[dict[str, Any]]:
+        return [message_to_dict(m) for m in self.context.messages]
+
+    def events(self, after: int) -> dict[str, Any]:
+        start = max(after - self.offset, 0)
+        chosen = self.log[start : start + EVENTS_PER_QUERY]
+        return {
+            "events": [event_to_dict(e) for e in chosen],
+            "next": self.offset + start + len(chosen),
+            "done": self.finished and start + len(chosen) >= len(self.log),
+        }
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    return asdict(usage)
