@@ -7,6 +7,7 @@ the command; it returns the exit code (0 ok, 1 the run failed, 2 usage error, 13
 
 from __future__ import annotations
 
+import argparse
 import sys
 import traceback
 from collections.abc import Sequence
@@ -19,17 +20,33 @@ from .app import (
     command_run,
     configure_logging,
     load_tools,
+    make_renderer,
     make_transport,
     read_prompt,
     report_error,
 )
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, build_parser
 from .chat import command_chat
+from .durable import command_durable_run, command_worker
 from .loading import ToolSpecError
 from .sessions import command_sessions
 from .traces import command_trace
 
 __all__ = ["main"]
+
+
+def _durable_run(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    """``tether run --durable``: needs --agent and --task-queue; the model options are the
+    agent's own."""
+    if not opts.agent or not opts.task_queue:
+        err.print("error: tether run --durable needs --agent MODULE:ATTR and --task-queue Q")
+        return EXIT_USAGE
+    try:
+        prompt = read_prompt(opts)
+    except UsageError as exc:
+        err.print(Text(f"error: {exc}"), soft_wrap=True)
+        return EXIT_USAGE
+    return command_durable_run(opts, out, err, prompt, make_renderer(opts, out))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opts.command == "trace":
         return command_trace(opts, out, err)
     configure_logging(opts.verbose)
+    if opts.command == "worker":
+        return command_worker(opts, err)
+    if opts.command == "run" and opts.durable:
+        return _durable_run(opts, out, err)
     try:
         prompt = read_prompt(opts) if opts.command == "run" else ""
         tools = load_tools(opts)

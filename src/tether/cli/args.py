@@ -183,6 +183,30 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PROMPT",
         help="what to ask; '-' or nothing reads it from stdin (when stdin is not a terminal)",
     )
+    durable = run.add_argument_group("durable runs (Temporal)")
+    durable.add_argument(
+        "--durable",
+        action="store_true",
+        help="run through the workers of --task-queue (start them with tether worker)",
+    )
+    _temporal_options(durable)
+    durable.add_argument("--id", metavar="ID", help="the run's workflow id (default: a new one)")
+    worker = commands.add_parser(
+        "worker",
+        help="serve durable agents (Temporal workflows) on a task queue",
+        description="Serve durable agents on a Temporal task queue until SIGINT or SIGTERM: "
+        "their runs' model and tool calls are activities, so a worker that stops mid-run "
+        "costs no finished call. MODULE:ATTR names a TemporalAgent or an Agent.",
+    )
+    _temporal_options(worker, required=True)
+    worker.add_argument(
+        "--sticky-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds before a run cached by a worker that went away moves to another one",
+    )
+    worker.add_argument("-v", "--verbose", action="store_true", help="log what the worker does")
     chat = commands.add_parser(
         "chat",
         parents=[common],
@@ -219,6 +243,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="USD per million input and output tokens of MODEL, for the cost (repeatable)",
     )
     return parser
+
+
+def _temporal_options(group: Any, *, required: bool = False) -> None:
+    group.add_argument(
+        "--agent",
+        action="append",
+        required=required,
+        metavar="MODULE:ATTR",
+        help="the durable agent" + (" (repeatable)" if required else ""),
+    )
+    group.add_argument(
+        "--task-queue", required=required, metavar="Q", help="the Temporal task queue"
+    )
+    group.add_argument(
+        "--address",
+        default=os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
+        metavar="HOST:PORT",
+        help="the Temporal server (default: $TEMPORAL_ADDRESS or 127.0.0.1:7233)",
+    )
+    group.add_argument("--namespace", default="default", help="the Temporal namespace")
 
 
 def _price(text: str) -> tuple[str, tuple[float, float]]:

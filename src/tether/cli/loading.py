@@ -16,7 +16,7 @@ from typing import Any
 from ..tools.decorator import tool
 from ..tools.tool import Tool
 
-__all__ = ["ToolSpecError", "load_tool_spec", "merge_tools"]
+__all__ = ["ToolSpecError", "load_attribute", "load_tool_spec", "merge_tools"]
 
 
 class ToolSpecError(Exception):
@@ -32,9 +32,9 @@ def _is_path(module: str) -> bool:
     return module.endswith(".py") or "/" in module or os.sep in module
 
 
-def _import_file(path: Path, spec: str) -> ModuleType:
+def _import_file(path: Path, spec: str, option: str = "--tools") -> ModuleType:
     if not path.is_file():
-        raise ToolSpecError(f"--tools {spec}: no such file: {path}")
+        raise ToolSpecError(f"{option} {spec}: no such file: {path}")
     resolved = path.resolve()
     digest = hashlib.sha1(str(resolved).encode(), usedforsecurity=False).hexdigest()[:8]
     name = f"_tether_tools_{resolved.stem.replace('-', '_')}_{digest}"
@@ -42,7 +42,7 @@ def _import_file(path: Path, spec: str) -> ModuleType:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, resolved)
     if module_spec is None or module_spec.loader is None:
-        raise ToolSpecError(f"--tools {spec}: cannot load {path} as a Python module")
+        raise ToolSpecError(f"{option} {spec}: cannot load {path} as a Python module")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module  # dataclasses and pydantic look their module up here
     folder = str(resolved.parent)
@@ -54,11 +54,11 @@ def _import_file(path: Path, spec: str) -> ModuleType:
         del sys.modules[name]
         if not isinstance(exc, Exception):
             raise
-        raise ToolSpecError(f"--tools {spec}: running {path} failed: {_one_line(exc)}") from exc
+        raise ToolSpecError(f"{option} {spec}: running {path} failed: {_one_line(exc)}") from exc
     return module
 
 
-def _import_module(name: str, spec: str) -> ModuleType:
+def _import_module(name: str, spec: str, option: str = "--tools") -> ModuleType:
     here = os.getcwd()
     if here not in sys.path and "" not in sys.path:
         sys.path.insert(0, here)  # `tether` as a console script does not put the cwd on the path
@@ -66,10 +66,25 @@ def _import_module(name: str, spec: str) -> ModuleType:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
-            raise ToolSpecError(f"--tools {spec}: no module named {exc.name!r}") from exc
-        raise ToolSpecError(f"--tools {spec}: importing {name} failed: {_one_line(exc)}") from exc
+            raise ToolSpecError(f"{option} {spec}: no module named {exc.name!r}") from exc
+        raise ToolSpecError(f"{option} {spec}: importing {name} failed: {_one_line(exc)}") from exc
     except Exception as exc:
-        raise ToolSpecError(f"--tools {spec}: importing {name} failed: {_one_line(exc)}") from exc
+        raise ToolSpecError(f"{option} {spec}: importing {name} failed: {_one_line(exc)}") from exc
+
+
+def load_attribute(spec: str, option: str) -> Any:
+    """The object ``MODULE:ATTR`` (or ``path/file.py:ATTR``) names, for ``option``."""
+    module, colon, attr = spec.rpartition(":")
+    if not colon or not module or not attr.isidentifier():
+        raise ToolSpecError(f"{option} {spec}: expected MODULE:ATTR")
+    loaded = (
+        _import_file(Path(module), spec, option)
+        if _is_path(module)
+        else _import_module(module, spec, option)
+    )
+    if not hasattr(loaded, attr):
+        raise ToolSpecError(f"{option} {spec}: {module} has no attribute {attr!r}")
+    return getattr(loaded, attr)
 
 
 def _as_tool(value: Any, where: str, spec: str) -> Tool:

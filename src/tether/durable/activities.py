@@ -84,7 +84,7 @@ class AgentActivities:
                     events.append(event)
                     activity.heartbeat()
         except Exception as exc:
-            raise _failure(exc, retryable=agent.retry.retry_on(exc)) from exc
+            raise _failure(exc, retryable=agent.retry.retry_on(exc)) from None
         return ModelTurn(coalesce(events))
 
     async def tool(self, call: ToolCallInput) -> dict[str, Any]:

@@ -110,10 +110,8 @@ class ActivityCalls(Middleware):
 
 
 def _cause(exc: ActivityError) -> BaseException:
-    cause: BaseException = exc
-    while cause.__cause__ is not None:
-        cause = cause.__cause__
-    return cause
+    """Why the activity failed: its own failure (a timeout, the error it raised)."""
+    return exc.__cause__ if exc.__cause__ is not None else exc
 
 
 def _model_error(exc: ActivityError) -> BaseException:

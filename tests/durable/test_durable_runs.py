@@ -1,0 +1,324 @@
+"""Durable runs against a real Temporal dev server, the worker in the test's process: the same
+loop as ``Agent.run`` (identical transcripts), approvals, signals, queries, event streaming,
+errors, continue-as-new, a PostgreSQL store, and replay of the recorded history."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import durable_agents as da
+import pytest
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.worker import Replayer
+
+from tether import (
+    Agent,
+    MemoryContextStore,
+    Message,
+    StreamEvent,
+    TextDelta,
+    ToolResultBlock,
+    ToolUseBlock,
+    tool,
+)
+from tether.durable import DevServer, DurableOptions, DurableRunError, TemporalAgent
+from tether.errors import AuthenticationError, TransportError
+from tether.events import IterationEnd
+from tether.testing import ScriptedTransport, make_text_response, make_tool_use_response
+from tether.types import StopReason
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+async def client(temporal: DevServer) -> Client:
+    return await Client.connect(temporal.address)
+
+
+def _queue(request: pytest.FixtureRequest) -> str:
+    return f"q-{request.node.name}-{os.getpid()}"
+
+
+TWO_ROUNDS = da.plan(
+    [("pay", {"to": "ann", "amount": 3}), ("lookup", {"name": "bob"})],
+    [("pay", {"to": "bob", "amount": 5})],
+)
+
+
+def _effects(ledger: Path) -> list[tuple[str, str]]:
+    db = da.ledger()
+    try:
+        return db.execute("SELECT key, what FROM effects ORDER BY key").fetchall()
+    finally:
+        db.close()
+
+
+async def test_a_durable_run_is_the_plain_loop(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    """Same agent, same prompt: the durable transcript and events are those of ``Agent.run``."""
+    queue = _queue(request)
+    async with da.planner.worker(client, queue):
+        run = await da.planner.start(client, TWO_ROUNDS, task_queue=queue)
+        events = [e async for e in run.events()]
+        answer = await run.answer()
+        transcript = await run.transcript()
+        progress = await run.progress()
+    assert answer == "done: paid 3 to ann | bob has an account | paid 5 to bob"
+    keys = [k for k, _ in _effects(ledger)]
+    assert keys == sorted([f"{run.id}:1:call_0_0", f"{run.id}:2:call_1_0"])
+
+    # the plain loop, in this process, on the same agent (its bank tool needs a durable call)
+    plain_agent = da.planner.agent.copy(tools=[da.lookup, _plain_pay])
+    plain = MemoryContextStore()
+    plain_events = [e async for e in plain_agent.run_stream(TWO_ROUNDS, plain)]
+    assert transcript == plain.messages
+    assert [type(e) for e in events] == [type(e) for e in _merged(plain_events)]
+    assert progress.status == "done" and progress.turns == 3 and progress.messages == 6
+
+
+@tool(name="pay")
+def _plain_pay(to: str, amount: int) -> str:
+    return f"paid {amount} to {to}"
+
+
+def _merged(events: Sequence[StreamEvent]) -> list[StreamEvent]:
+    """Consecutive text deltas of one block as one (as a model activity returns them)."""
+    out: list[StreamEvent] = []
+    for e in events:
+        if isinstance(e, TextDelta) and out and isinstance(out[-1], TextDelta):
+            out[-1] = TextDelta(e.index, out[-1].delta + e.delta)
+        else:
+            out.append(e)
+    return out
+
+
+async def test_the_recorded_history_replays_deterministically(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    async with da.planner.worker(client, queue):
+        run = await da.planner.start(client, TWO_ROUNDS, task_queue=queue)
+        await run.answer()
+    history = await client.get_workflow_handle(run.id).fetch_history()
+    replayer = Replayer(workflows=[da.planner.workflow])
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+    assert result.replay_failure is None
+
+
+async def test_approval_waits_and_a_denial_reaches_the_model(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    prompt = da.plan(
+        [("send_wire", {"to": "eve", "amount": 900}), ("lookup", {"name": "eve"})],
+        [("send_wire", {"to": "ann", "amount": 10})],
+    )
+    async with da.guarded.worker(client, queue):
+        run = await da.guarded.start(client, prompt, task_queue=queue)
+        progress = await _until(run, lambda p: p.status == "awaiting_approval")
+        (pending,) = progress.pending
+        assert pending["name"] == "send_wire" and pending["input"] == {"to": "eve", "amount": 900}
+        assert _effects(ledger) == []  # nothing happens before the decision
+        await run.deny(pending["call_id"], "Too much.")
+        progress = await _until(run, lambda p: p.status == "awaiting_approval" and p.turns == 2)
+        await run.approve(progress.pending[0]["call_id"])
+        answer = await run.answer()
+    assert answer == "done: Tool call denied. Too much. | eve has an account | wired 10 to ann"
+    assert [w for _, w in _effects(ledger)] == ["wired 10 to ann"]
+
+
+async def test_no_decision_in_time_is_a_denial(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    impatient = TemporalAgent(
+        da.guarded.agent,
+        name="impatient",
+        approval=lambda name, args: args.get("amount", 0) > 100,
+        options=DurableOptions(approval_timeout=0.5),
+    )
+    prompt = da.plan([("send_wire", {"to": "eve", "amount": 900})], [("send_wire", {"to": "a", "amount": 1})])
+    async with impatient.worker(client, queue):
+        answer = await impatient.run(client, prompt, task_queue=queue)
+    assert answer == "done: Tool call denied. No decision came within 0.5 s. | wired 1 to a"
+
+
+async def test_cancel_ends_the_run_and_every_call_keeps_a_result(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    prompt = da.plan([("send_wire", {"to": "eve", "amount": 1}), ("lookup", {"name": "x"})])
+    async with da.guarded.worker(client, queue):
+        run = await da.guarded.start(client, prompt, task_queue=queue)
+        await _until(run, lambda p: p.status == "awaiting_approval")
+        await run.cancel()
+        output = await run.result()
+        transcript = await run.transcript()
+    assert output.stop_reason == "cancelled" and output.error is None
+    calls = {b.id for m in transcript for b in m.content if isinstance(b, ToolUseBlock)}
+    answered = {b.tool_use_id for m in transcript for b in m.content if isinstance(b, ToolResultBlock)}
+    assert calls and calls == answered
+    assert _effects(ledger) == []
+
+
+async def test_a_temporal_cancel_cancels_the_workflow(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    prompt = da.plan([("send_wire", {"to": "eve", "amount": 1})])
+    async with da.guarded.worker(client, queue):
+        run = await da.guarded.start(client, prompt, task_queue=queue)
+        await _until(run, lambda p: p.status == "awaiting_approval")
+        await run.handle.cancel()
+        with pytest.raises(WorkflowFailureError):
+            await run.result()
+
+
+async def test_a_session_kept_open_answers_each_message_and_steers(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    echo = TemporalAgent(Agent("Echo.", _EchoModel(), tools=[da.send_wire]), name="echo-session",
+                         approval={"send_wire"})  # fmt: skip
+    async with echo.worker(client, queue):
+        run = await echo.start(client, "hello", task_queue=queue, keep_open=True)
+        await _until(run, lambda p: p.status == "waiting_for_message")
+        assert (await run.progress()).answer == "you said: hello"
+        await run.send("wire please")
+        progress = await _until(run, lambda p: p.status == "awaiting_approval")
+        await run.send("and hurry")  # arrives while the answer is going on: steers it
+        await run.approve(progress.pending[0]["call_id"])
+        await _until(run, lambda p: p.status == "waiting_for_message" and p.turns == 3)
+        await run.close()
+        output = await run.result()
+        transcript = await run.transcript()
+    assert output.answer == "you said: wire please / and hurry"
+    texts = [m.text for m in transcript if m.role == "user" and m.text]
+    assert texts == ["hello", "wire please", "and hurry"]
+
+
+class _EchoModel:
+    """Echoes the user's texts since its last answer; "wire" in them asks for a wire first."""
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Any, system: str
+    ) -> AsyncIterator[StreamEvent]:
+        since = 0
+        for i, m in enumerate(messages):
+            if m.role == "assistant" and m.text and not m.tool_uses:
+                since = i + 1
+        recent = messages[since:]
+        texts = [m.text for m in recent if m.role == "user" and m.text]
+        wired = any(isinstance(b, ToolResultBlock) for m in recent for b in m.content)
+        if any("wire" in t for t in texts) and not wired:
+            call = make_tool_use_response("send_wire", f"w{len(messages)}", {"to": "x", "amount": 1})
+            for e in call:
+                yield e
+            return
+        for e in make_text_response("you said: " + " / ".join(texts)):
+            yield e
+
+
+async def test_model_errors_come_back_typed_and_only_retryable_ones_are_retried(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    flaky = _Failing([TransportError("busy", retryable=True), TransportError("busy", retryable=True)])
+    denied = _Failing([AuthenticationError("bad key", status_code=401)] * 3)
+    agents = [
+        TemporalAgent(Agent("s", flaky), name="flaky", options=da.FAST),
+        TemporalAgent(Agent("s", denied), name="denied", options=da.FAST),
+    ]
+    async with TemporalAgent.serving(agents, client, queue):
+        assert await agents[0].run(client, "hi", task_queue=queue) == "fine"
+        with pytest.raises(DurableRunError) as caught:
+            await agents[1].run(client, "hi", task_queue=queue)
+    assert flaky.calls == 3
+    assert denied.calls == 1  # not retried: Temporal carries the agent's retry policy's verdict
+    assert isinstance(caught.value.error, AuthenticationError)
+    assert "bad key" in str(caught.value)
+
+
+class _Failing:
+    def __init__(self, errors: list[Exception]) -> None:
+        self.errors = errors
+        self.calls = 0
+
+    async def stream(self, messages: Any, tools: Any, system: str) -> AsyncIterator[StreamEvent]:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        for e in make_text_response("fine"):
+            yield e
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["history", "postgres"])
+async def test_a_long_run_continues_as_new_and_loses_nothing(
+    client: Client, ledger: Path, request: pytest.FixtureRequest, stored: bool
+) -> None:
+    """History limits far below Temporal's: the run continues as new several times; the
+    transcript is the uninterrupted one, and with a store, every message is in PostgreSQL."""
+    queue = _queue(request)
+    store = _postgres(request) if stored else None
+    small = DurableOptions(max_history_events=40, heartbeat_timeout=5)
+    name = f"long-{'pg' if stored else 'mem'}"
+    long_agent = TemporalAgent(da.planner.agent, name=name, store=store, options=small)
+    rounds = [[("pay", {"to": f"p{i}", "amount": i}), ("lookup", {"name": f"p{i}"})] for i in range(8)]
+    async with long_agent.worker(client, queue):
+        run = await long_agent.start(client, da.plan(*rounds), task_queue=queue)
+        answer = await run.answer()
+        transcript = await run.transcript()
+    assert answer.count("paid") == 8 and len(transcript) == 18
+    description = await run.handle.describe()
+    assert description.run_id != description.raw_description.workflow_execution_info.first_run_id
+    plain = MemoryContextStore()
+    await da.planner.agent.copy(tools=[da.lookup, _plain_pay]).run(da.plan(*rounds), plain)
+    assert transcript == plain.messages
+    assert len(_effects(ledger)) == 8
+    if store is not None:
+        context = await store.open(run.id)
+        assert await context.get_history() == plain.messages
+        await store.aclose()
+
+
+def _postgres(request: pytest.FixtureRequest) -> Any:
+    from tether.stores import PostgresStore
+
+    dsn = os.environ.get("TETHER_PG_DSN")
+    if not dsn:
+        if os.environ.get("CI"):
+            pytest.fail("TETHER_PG_DSN is not set: .ci/run starts PostgreSQL for these tests")
+        pytest.skip("no PostgreSQL here (scripts/services.sh starts one)")
+    return PostgresStore(dsn, schema=f"durable_{os.getpid()}_{abs(hash(request.node.name)) % 10**6}")
+
+
+def test_a_durable_agent_refuses_what_a_workflow_cannot_do() -> None:
+    class Source:
+        def list_tools(self) -> list[Any]:
+            return []
+
+    with pytest.raises(TypeError, match="tool sources"):
+        TemporalAgent(Agent("s", ScriptedTransport([]), tools=[Source()]), name="x")  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="name"):
+        TemporalAgent(Agent("s", ScriptedTransport([])), name="two words")
+    with pytest.raises(TypeError, match="not a tether store"):
+        TemporalAgent(Agent("s", ScriptedTransport([])), name="x", store=object())
+    with pytest.raises(ValueError, match="heartbeat_timeout"):
+        DurableOptions(heartbeat_timeout=0)
+
+
+async def _until(run: Any, test: Any, timeout: float = 30.0) -> Any:
+    async with asyncio.timeout(timeout):
+        while True:
+            progress = await run.progress()
+            if test(progress):
+                return progress
+            await asyncio.sleep(0.05)
+
+
+_ = (IterationEnd, StopReason)
