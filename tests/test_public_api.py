@@ -41,6 +41,7 @@ def test_design_names_import() -> None:
         Usage,
         tool,
     )
+    from tether.durable import TemporalAgent  # noqa: F401
     from tether.prompty import ExecuteError, load, turn, turn_async  # noqa: F401
     from tether.skills import (  # noqa: F401
         Action,
@@ -132,7 +133,7 @@ LAYERS: dict[str, set[str]] = {
         "agent",
         "tracing",
     },
-    "doors": {"testing", "providers", "local", "cli", "session", "prompty", "skills"},
+    "doors": {"testing", "providers", "local", "cli", "session", "prompty", "skills", "durable"},
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}
 PARTS = LAYERS["parts"]

@@ -88,10 +88,18 @@ async def pay(to: str, amount: int) -> str:
     return result
 
 
-@tool
+@tool(idempotent=True)
 def lookup(name: str) -> str:
     """Read-only: what the bank knows of ``name``."""
     return f"{name} has an account"
+
+
+@tool
+async def slow_transfer(to: str, amount: int) -> str:
+    """Not idempotent: a durable run never retries it."""
+    await asyncio.to_thread(_apply, f"started {amount} to {to}")
+    await asyncio.sleep(3.0)
+    return f"transferred {amount} to {to}"
 
 
 @tool
@@ -100,10 +108,15 @@ def send_wire(to: str, amount: int) -> str:
     return _apply(f"wired {amount} to {to}")
 
 
-FAST = DurableOptions(heartbeat_timeout=2.0, retry_initial=0.2, retry_max=1.0)
+FAST = DurableOptions(
+    heartbeat_timeout=2.0, retry_initial=0.2, retry_max=1.0, model_attempts=100, tool_attempts=100
+)
 
 planner = TemporalAgent(
     Agent("You follow plans.", PlanModel(), tools=[pay, lookup]), name="planner", options=FAST
+)
+careful = TemporalAgent(
+    Agent("You follow plans.", PlanModel(), tools=[slow_transfer]), name="careful", options=FAST
 )
 guarded = TemporalAgent(
     Agent("You follow plans.", PlanModel(), tools=[send_wire, lookup]),

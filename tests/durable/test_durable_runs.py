@@ -142,7 +142,9 @@ async def test_no_decision_in_time_is_a_denial(
         approval=lambda name, args: args.get("amount", 0) > 100,
         options=DurableOptions(approval_timeout=0.5),
     )
-    prompt = da.plan([("send_wire", {"to": "eve", "amount": 900})], [("send_wire", {"to": "a", "amount": 1})])
+    prompt = da.plan(
+        [("send_wire", {"to": "eve", "amount": 900})], [("send_wire", {"to": "a", "amount": 1})]
+    )
     async with impatient.worker(client, queue):
         answer = await impatient.run(client, prompt, task_queue=queue)
     assert answer == "done: Tool call denied. No decision came within 0.5 s. | wired 1 to a"
@@ -161,7 +163,9 @@ async def test_cancel_ends_the_run_and_every_call_keeps_a_result(
         transcript = await run.transcript()
     assert output.stop_reason == "cancelled" and output.error is None
     calls = {b.id for m in transcript for b in m.content if isinstance(b, ToolUseBlock)}
-    answered = {b.tool_use_id for m in transcript for b in m.content if isinstance(b, ToolResultBlock)}
+    answered = {
+        b.tool_use_id for m in transcript for b in m.content if isinstance(b, ToolResultBlock)
+    }
     assert calls and calls == answered
     assert _effects(ledger) == []
 
@@ -216,7 +220,9 @@ class _EchoModel:
         texts = [m.text for m in recent if m.role == "user" and m.text]
         wired = any(isinstance(b, ToolResultBlock) for m in recent for b in m.content)
         if any("wire" in t for t in texts) and not wired:
-            call = make_tool_use_response("send_wire", f"w{len(messages)}", {"to": "x", "amount": 1})
+            call = make_tool_use_response(
+                "send_wire", f"w{len(messages)}", {"to": "x", "amount": 1}
+            )
             for e in call:
                 yield e
             return
@@ -228,7 +234,9 @@ async def test_model_errors_come_back_typed_and_only_retryable_ones_are_retried(
     client: Client, request: pytest.FixtureRequest
 ) -> None:
     queue = _queue(request)
-    flaky = _Failing([TransportError("busy", retryable=True), TransportError("busy", retryable=True)])
+    flaky = _Failing(
+        [TransportError("busy", retryable=True), TransportError("busy", retryable=True)]
+    )
     denied = _Failing([AuthenticationError("bad key", status_code=401)] * 3)
     agents = [
         TemporalAgent(Agent("s", flaky), name="flaky", options=da.FAST),
@@ -268,7 +276,9 @@ async def test_a_long_run_continues_as_new_and_loses_nothing(
     small = DurableOptions(max_history_events=40, heartbeat_timeout=5)
     name = f"long-{'pg' if stored else 'mem'}"
     long_agent = TemporalAgent(da.planner.agent, name=name, store=store, options=small)
-    rounds = [[("pay", {"to": f"p{i}", "amount": i}), ("lookup", {"name": f"p{i}"})] for i in range(8)]
+    rounds = [
+        [("pay", {"to": f"p{i}", "amount": i}), ("lookup", {"name": f"p{i}"})] for i in range(8)
+    ]
     async with long_agent.worker(client, queue):
         run = await long_agent.start(client, da.plan(*rounds), task_queue=queue)
         answer = await run.answer()
@@ -294,7 +304,9 @@ def _postgres(request: pytest.FixtureRequest) -> Any:
         if os.environ.get("CI"):
             pytest.fail("TETHER_PG_DSN is not set: .ci/run starts PostgreSQL for these tests")
         pytest.skip("no PostgreSQL here (scripts/services.sh starts one)")
-    return PostgresStore(dsn, schema=f"durable_{os.getpid()}_{abs(hash(request.node.name)) % 10**6}")
+    return PostgresStore(
+        dsn, schema=f"durable_{os.getpid()}_{abs(hash(request.node.name)) % 10**6}"
+    )
 
 
 def test_a_durable_agent_refuses_what_a_workflow_cannot_do() -> None:
@@ -312,8 +324,8 @@ def test_a_durable_agent_refuses_what_a_workflow_cannot_do() -> None:
         DurableOptions(heartbeat_timeout=0)
 
 
-async def _until(run: Any, test: Any, timeout: float = 30.0) -> Any:
-    async with asyncio.timeout(timeout):
+async def _until(run: Any, test: Any, within: float = 30.0) -> Any:
+    async with asyncio.timeout(within):
         while True:
             progress = await run.progress()
             if test(progress):

@@ -18,7 +18,7 @@ from .activities import AgentActivities, activity_names
 from .client import DurableRun
 from .options import DurableOptions
 from .payloads import RunInput, RunOutput
-from .session import Approval
+from .spec import Approval, DurableSpec
 from .workflow import workflow_class
 
 __all__ = ["TemporalAgent"]
@@ -63,7 +63,8 @@ class TemporalAgent:
         self.options = options if options is not None else DurableOptions()
         self.names = activity_names(name)
         self.activities = AgentActivities(agent, name, store)
-        self.workflow = workflow_class(self)
+        self.spec = DurableSpec(agent, name, store, approval, self.options, self.names)
+        self.workflow = workflow_class(self.spec)
 
     def worker(self, client: Client, task_queue: str, **options: Any) -> Worker:
         """A Temporal worker running this agent's workflow and activities on ``task_queue``
@@ -84,7 +85,7 @@ class TemporalAgent:
         task_queue: str,
         id: str | None = None,
         keep_open: bool = False,
-        timeout: float | None = None,
+        execution_timeout: float | None = None,
     ) -> DurableRun:
         """Start a run on ``prompt`` (``keep_open``: wait for more messages after answering,
         until ``close``); its handle."""
@@ -94,7 +95,9 @@ class TemporalAgent:
             id=id if id is not None else f"{self.name}-{os.urandom(8).hex()}",
             task_queue=task_queue,
             result_type=RunOutput,
-            execution_timeout=None if timeout is None else timedelta(seconds=timeout),
+            execution_timeout=(
+                None if execution_timeout is None else timedelta(seconds=execution_timeout)
+            ),
         )
         return DurableRun(handle)
 
@@ -110,7 +113,9 @@ class TemporalAgent:
         return DurableRun(client.get_workflow_handle(id, result_type=RunOutput))
 
     @staticmethod
-    def serving(agents: Sequence[TemporalAgent], client: Client, task_queue: str, **options: Any) -> Worker:
+    def serving(
+        agents: Sequence[TemporalAgent], client: Client, task_queue: str, **options: Any
+    ) -> Worker:
         """One worker for several durable agents on one task queue."""
         return Worker(
             client,

@@ -14,8 +14,7 @@ from ..codec import event_from_dict, exception_from_dict, message_from_dict
 from ..errors import TetherError
 from ..events import StreamEvent
 from ..messages import Message
-from .payloads import RunOutput
-from .workflow import Decision
+from .payloads import Decision, RunOutput
 
 __all__ = ["DurableRun", "DurableRunError", "Progress"]
 

@@ -61,7 +61,11 @@ class DevServer:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                err = (
+                    self.process.stderr.read().decode(errors="replace")
+                    if self.process.stderr
+                    else ""
+                )
                 raise RuntimeError(f"the Temporal dev server exited: {err[-2000:]}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()

@@ -7,9 +7,9 @@ retry policy per kind (model calls retried; tool calls only when the tool is ide
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -23,12 +23,29 @@ from ..middleware import Middleware, ModelHandler, ModelRequest, ToolHandler, To
 from .payloads import ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict
 
 if TYPE_CHECKING:
-    from .session import DurableSession
+    from ..agent import Agent
+    from .options import DurableOptions
 
-__all__ = ["DENIED", "ActivityCalls"]
+__all__ = ["DENIED", "ActivityCalls", "CallSite"]
 
 DENIED = "Tool call denied."
 MARGIN = 30.0  # seconds an activity may run past the engine's own timeout of a tool
+
+
+class CallSite(Protocol):
+    """What ``ActivityCalls`` needs of the workflow it works for (a ``DurableSession``)."""
+
+    agent: Agent
+    options: DurableOptions
+    names: Mapping[str, str]
+    workflow_id: str
+    turns: int
+
+    def next_turn(self) -> int: ...
+
+    def needs_approval(self, call: ToolRequest) -> bool: ...
+
+    async def approval(self, call: ToolRequest, key: str) -> tuple[bool, str | None]: ...
 
 
 class ActivityCalls(Middleware):
@@ -38,10 +55,10 @@ class ActivityCalls(Middleware):
     # code runs again on every replay.
     otel = True
 
-    def __init__(self, session: DurableSession) -> None:
+    def __init__(self, session: CallSite) -> None:
         self.session = session
 
-    async def wrap_model_call(  # type: ignore[override]
+    async def wrap_model_call(
         self, request: ModelRequest, call_next: ModelHandler
     ) -> AsyncIterator[StreamEvent]:
         session = self.session

@@ -30,8 +30,8 @@ class DurableOptions:
     model_timeout: float = 300.0
     tool_timeout: float = 3600.0
     heartbeat_timeout: float = 30.0
-    model_attempts: int = 5
-    tool_attempts: int = 5
+    model_attempts: int = 10
+    tool_attempts: int = 10
     retry_initial: float = 1.0
     retry_max: float = 60.0
     approval_timeout: float | None = None

@@ -13,6 +13,7 @@ from ..types import ToolSpec
 
 __all__ = [
     "Appended",
+    "Decision",
     "LoadPage",
     "ModelCall",
     "ModelTurn",
@@ -103,6 +104,15 @@ class RunInput:
     inbox: list[str] = field(default_factory=list)
     events: int = 0
     resuming: bool = False
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A person's decision on a pending tool call."""
+
+    call_id: str
+    approved: bool
+    reason: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Mapping
 from contextlib import aclosing
 from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import workflow
 
 from ..codec import event_to_dict, exception_to_dict, message_from_dict, message_to_dict
 from ..control import Steering
-from ..loop import RunState, run_loop
 from ..events import IterationStart, SessionEndEvent, StreamEvent
+from ..loop import RunState, run_loop
 from ..messages import Message
 from ..middleware import ToolRequest
 from ..transports.retry import RetryPolicy
@@ -27,15 +27,12 @@ from .clock import WorkflowClock
 from .history import DurableContext
 from .offload import ActivityCalls
 from .payloads import Appended, LoadPage, RunInput, RunOutput, StoredPage
+from .spec import DurableSpec
 
 if TYPE_CHECKING:
     from ..agent import Agent
-    from .agent import TemporalAgent
 
-__all__ = ["Approval", "DurableSession", "Pending"]
-
-Approval: TypeAlias = Collection[str] | Callable[[str, Mapping[str, Any]], bool]
-"""The tools whose calls wait for a person: their names, or a test of (name, arguments)."""
+__all__ = ["DurableSession", "Pending"]
 
 Status = Literal["running", "awaiting_approval", "waiting_for_message", "done", "cancelled"]
 EVENTS_PER_QUERY = 500
@@ -55,7 +52,7 @@ class Pending:
 class DurableSession:
     """The state and the steps of one durable workflow run."""
 
-    def __init__(self, durable: TemporalAgent, start: RunInput) -> None:
+    def __init__(self, durable: DurableSpec, start: RunInput) -> None:
         self.durable = durable
         self.options = durable.options
         self.names = durable.names
@@ -113,8 +110,8 @@ class DurableSession:
     async def _open(self, start: RunInput) -> None:
         """The history so far: from the store (paged) when there is one, else from the input."""
         if self.durable.store is None:
-            messages = [message_from_dict(m) for m in start.messages]
-            self.context = DurableContext(self.workflow_id, messages)
+            carried = [message_from_dict(m) for m in start.messages]
+            self.context = DurableContext(self.workflow_id, carried)
             return
         messages: list[Message] = []
         following = 0
@@ -162,8 +159,10 @@ class DurableSession:
 
     async def _consume(self, message: str | None, steering: Steering) -> bool:
         limit = self.agent.max_iterations - self.used
-        agent = self.agent if limit == self.agent.max_iterations else self.agent.copy(
-            max_iterations=max(limit, 1)
+        agent = (
+            self.agent
+            if limit == self.agent.max_iterations
+            else self.agent.copy(max_iterations=max(limit, 1))
         )
         state = RunState(self.context)
         async with aclosing(run_loop(agent, message, state, None, steering)) as events:
@@ -211,8 +210,10 @@ class DurableSession:
         error = None
         if end is not None and end.error is not None:
             error = exception_to_dict(end.error)
-        stop = StopReason.CANCELLED.value if self.cancelled else (
-            end.stop_reason.value if end is not None else StopReason.END_TURN.value
+        stop = (
+            StopReason.CANCELLED.value
+            if self.cancelled
+            else (end.stop_reason.value if end is not None else StopReason.END_TURN.value)
         )
         return RunOutput(
             self.answer,

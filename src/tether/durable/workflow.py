@@ -3,30 +3,18 @@ the ``DurableSession`` that does the work. One class per agent name, made when t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio import workflow
 
-from .payloads import RunInput, RunOutput
+from .payloads import Decision, RunInput, RunOutput
 from .session import DurableSession
+from .spec import DurableSpec
 
-if TYPE_CHECKING:
-    from .agent import TemporalAgent
-
-__all__ = ["Decision", "workflow_class"]
+__all__ = ["workflow_class"]
 
 
-@dataclass(frozen=True)
-class Decision:
-    """A person's decision on a pending tool call."""
-
-    call_id: str
-    approved: bool
-    reason: str | None = None
-
-
-def workflow_class(durable: TemporalAgent) -> type:
+def workflow_class(durable: DurableSpec) -> type:
     """A workflow class named ``durable.name`` that runs ``durable``'s agent.
 
     Not sandboxed: the loop's time and chance come from Temporal (``WorkflowClock``), every
