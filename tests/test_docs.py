@@ -86,6 +86,15 @@ def test_readme_skill_agent_example_runs_as_written() -> None:
     assert "error_type: json_syntax" in out[0] and out[4] == "Alice lives in Taipei."
 
 
+def test_readme_durable_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Durable runs", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).splitlines()
+    assert out == ["Paid.", "paid 5 to ann (key pay-ann:1:call_1)"]
+
+
 def test_quickstart_example_runs() -> None:
     out = _run([str(ROOT / "examples" / "quickstart.py")])
     assert "-> convert_km({'km': 42.195})" in out

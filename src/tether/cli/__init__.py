@@ -8,9 +8,11 @@ the command; it returns the exit code (0 ok, 1 the run failed, 2 usage error, 13
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from rich.console import Console
 from rich.text import Text
@@ -32,7 +34,7 @@ from .loading import ToolSpecError
 from .sessions import command_sessions
 from .traces import command_trace
 
-__all__ = ["main"]
+__all__ = ["console", "main"]
 
 
 def _durable_run(opts: argparse.Namespace, out: Console, err: Console) -> int:
@@ -102,3 +104,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         report_error(err, exc, opts.verbose)
         return EXIT_FAILED
+
+
+def console() -> NoReturn:
+    """The ``tether`` console script: ``main``, then exit with its code.
+
+    After a durable command the process leaves without interpreter teardown: the Temporal
+    SDK's native threads can abort a finalizing interpreter (a known SDK fault), which would
+    turn a finished command into a crash. Output is flushed first; nothing else is pending.
+    """
+    code = main()
+    if "temporalio" in sys.modules:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)

@@ -1,5 +1,5 @@
 """``python -m tether.cli``: the ``tether`` command."""
 
-from . import main
+from . import console
 
-raise SystemExit(main())
+console()
