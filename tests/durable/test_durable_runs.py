@@ -230,6 +230,39 @@ class _EchoModel:
             yield e
 
 
+async def test_a_message_sent_during_the_last_model_call_is_answered_too(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
+    queue = _queue(request)
+    gate = asyncio.Event()
+    gated = TemporalAgent(Agent("Echo.", _Gated(_EchoModel(), gate)), name="gated")
+    async with gated.worker(client, queue):
+        run = await gated.start(client, "first", task_queue=queue)
+        await _until(run, lambda p: p.turns == 1)  # the model call is running
+        await run.send("second")
+        await asyncio.sleep(0.3)  # the signal is in the workflow before the model answers
+        gate.set()
+        output = await run.result()
+        transcript = await run.transcript()
+    assert output.answer == "you said: second"
+    assert [m.text for m in transcript] == [
+        "first",
+        "you said: first",
+        "second",
+        "you said: second",
+    ]
+
+
+class _Gated:
+    def __init__(self, model: Any, gate: asyncio.Event) -> None:
+        self.model, self.gate = model, gate
+
+    async def stream(self, messages: Any, tools: Any, system: str) -> AsyncIterator[StreamEvent]:
+        await self.gate.wait()
+        async for event in self.model.stream(messages, tools, system):
+            yield event
+
+
 async def test_model_errors_come_back_typed_and_only_retryable_ones_are_retried(
     client: Client, request: pytest.FixtureRequest
 ) -> None:

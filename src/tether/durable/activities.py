@@ -114,13 +114,13 @@ class AgentActivities:
     async def append(self, item: Appended) -> int:
         """Store one message at its position; a retry that finds it there already succeeds."""
         message = message_from_dict(item.message)
-        context = await self.store.open(item.session)
+        await self.store.open(item.session)  # made if new
         try:
             return int(await self.store.append_at(item.session, item.position, message))
         except ConflictError:
-            stored = await context.get_history()
-            if len(stored) > item.position and stored[item.position] == message:
-                return item.position + 1
+            now = await self.store.open(item.session)
+            if (await now.get_history())[-1:] == [message]:
+                return int(now.position)  # an earlier attempt stored it, then its worker died
             raise ApplicationError(
                 f"session {item.session!r} holds another message at {item.position}: "
                 "something else writes to it",
@@ -132,9 +132,8 @@ class AgentActivities:
         """A page of a stored session (created when new) and its next position."""
         context = await self.store.open(page.session)
         history = await context.get_history()
-        following = getattr(context, "_known", len(history))
         chosen = history[page.start : page.start + page.limit]
-        return StoredPage([message_to_dict(m) for m in chosen], int(following))
+        return StoredPage([message_to_dict(m) for m in chosen], int(context.position))
 
 
 def _defined(name: str, method: Any) -> Callable[..., Any]:

@@ -25,7 +25,7 @@ __all__ = ["TemporalAgent"]
 
 
 class TemporalAgent:
-    """``agent`` as the durable workflow ``name``.
+    """``agent`` as the durable workflow ``name`` (default: the agent's own name).
 
     - ``store``: a tether store (``PostgresStore`` shared by all workers) keeping each run's
       messages under its workflow id; without one they live in the workflow's history.
@@ -41,11 +41,12 @@ class TemporalAgent:
         self,
         agent: Agent,
         *,
-        name: str,
+        name: str | None = None,
         store: Any = None,
         approval: Approval | None = None,
         options: DurableOptions | None = None,
     ) -> None:
+        name = agent.name if name is None else name
         if not name or any(c.isspace() for c in name):
             raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
         sources = [t for t in agent.tools if not isinstance(t, Tool)]

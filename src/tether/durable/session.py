@@ -173,6 +173,9 @@ class DurableSession:
                     self.used += 1
                 self._record(event)
         self.answer = state.final_text
+        # messages sent while the last model call ran: the loop ended before it could take
+        # them, so they wait for their own turn (nothing a user sent is lost)
+        self.inbox.extend(m.text for m in steering.drain())
         return True
 
     def _record(self, event: StreamEvent) -> None:

@@ -95,6 +95,11 @@ class StoredContext:
     def session_id(self) -> str:
         return self._session
 
+    @property
+    def position(self) -> int:
+        """Where this writer's next append goes (the store's count of appends so far)."""
+        return self._known
+
     async def append(self, message: Message) -> None:
         self._known = await self._store.append_at(self._session, self._known, message)
 
