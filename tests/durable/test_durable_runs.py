@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import sys
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,7 @@ from tether import (
 )
 from tether.durable import DevServer, DurableOptions, DurableRunError, TemporalAgent
 from tether.errors import AuthenticationError, TransportError
-from tether.events import IterationEnd
+from tether.events import IterationEnd, ToolResult
 from tether.testing import ScriptedTransport, make_text_response, make_tool_use_response
 from tether.types import StopReason
 
@@ -316,12 +319,15 @@ async def test_a_long_run_continues_as_new_and_loses_nothing(
         run = await long_agent.start(client, da.plan(*rounds), task_queue=queue)
         answer = await run.answer()
         transcript = await run.transcript()
+        output = await run.result()
     assert answer.count("paid") == 8 and len(transcript) == 18
     description = await run.handle.describe()
     assert description.run_id != description.raw_description.workflow_execution_info.first_run_id
     plain = MemoryContextStore()
-    await da.planner.agent.copy(tools=[da.lookup, _plain_pay]).run(da.plan(*rounds), plain)
+    plain_agent = da.planner.agent.copy(tools=[da.lookup, _plain_pay])
+    end = await plain_agent.run_stream(da.plan(*rounds), plain).get_session_end()
     assert transcript == plain.messages
+    assert output.usage == asdict(end.total_usage)  # counted across the runs it spanned
     assert len(_effects(ledger)) == 8
     if store is not None:
         context = await store.open(run.id)
@@ -342,13 +348,27 @@ def _postgres(request: pytest.FixtureRequest) -> Any:
     )
 
 
-def test_a_durable_agent_refuses_what_a_workflow_cannot_do() -> None:
-    class Source:
-        def list_tools(self) -> list[Any]:
-            return []
+async def test_tools_of_a_real_mcp_server_are_listed_and_called_on_workers(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
+    """The agent's tool source is an MCP server (mcp-server-time over stdio): the workflow
+    gets its tools by an activity each iteration, and their calls are activities too."""
+    from tether import McpStdio
 
-    with pytest.raises(TypeError, match="tool sources"):
-        TemporalAgent(Agent("s", ScriptedTransport([]), tools=[Source()]), name="x")  # type: ignore[list-item]
+    found = shutil.which("mcp-server-time") or str(Path(sys.executable).parent / "mcp-server-time")
+    queue = _queue(request)
+    prompt = da.plan([("get_current_time", {"timezone": "UTC"})])
+    timed = TemporalAgent(Agent("s", da.PlanModel(), tools=[McpStdio(found, name="time")]),
+                          name="timed", options=da.FAST)  # fmt: skip
+    async with timed.connected(), timed.worker(client, queue):
+        run = await timed.start(client, prompt, task_queue=queue)
+        answer = await run.answer()
+        names = [e.name for e in [e async for e in run.events()] if isinstance(e, ToolResult)]
+    assert answer.startswith("done: ") and '"timezone": "UTC"' in answer
+    assert names == ["get_current_time"]
+
+
+def test_a_durable_agent_refuses_what_a_workflow_cannot_do() -> None:
     with pytest.raises(ValueError, match="name"):
         TemporalAgent(Agent("s", ScriptedTransport([])), name="two words")
     with pytest.raises(TypeError, match="not a tether store"):

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import signal
 import time
+from contextlib import AsyncExitStack
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +77,10 @@ async def _serve(agents: list[TemporalAgent], opts: argparse.Namespace, err: Con
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with worker:
+    async with AsyncExitStack() as stack:
+        for agent in agents:  # tool sources first: the worker takes runs once it starts
+            await stack.enter_async_context(agent.connected())
+        await stack.enter_async_context(worker)
         names = ", ".join(a.name for a in agents)
         err.print(f"worker ready: {names} on task queue {opts.task_queue!r} at {opts.address}")
         await stop.wait()

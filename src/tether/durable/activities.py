@@ -24,8 +24,10 @@ from ..errors import ConflictError
 from ..events import StreamEvent
 from ..messages import ToolUseBlock
 from ..middleware import ModelRequest, as_generator, model_chain
+from ..tools.selector import read_tools
 from ..tracing.ambient import with_ambient
 from .call import CURRENT, DurableCall
+from .listing import listing_of
 from .payloads import (
     Appended,
     LoadPage,
@@ -44,7 +46,7 @@ HEARTBEAT_EVERY = 1.0  # seconds between heartbeats of a running call
 
 def activity_names(name: str) -> dict[str, str]:
     """The activity names of the durable agent ``name``."""
-    return {kind: f"{name}.{kind}" for kind in ("model", "tool", "append", "load")}
+    return {kind: f"{name}.{kind}" for kind in ("model", "tool", "tools", "append", "load")}
 
 
 def _call_transport(request: ModelRequest) -> AsyncIterator[StreamEvent]:
@@ -61,7 +63,7 @@ class AgentActivities:
 
     def definitions(self) -> list[Callable[..., Any]]:
         """The activity functions, named for this agent (the store's only when it has one)."""
-        kinds = ("model", "tool", "append", "load") if self.store is not None else ("model", "tool")
+        kinds = ("model", "tool", "tools", "append", "load")[: 5 if self.store is not None else 3]
         return [_defined(self.names[kind], getattr(self, kind)) for kind in kinds]
 
     async def model(self, call: ModelCall) -> ModelTurn:
@@ -110,6 +112,10 @@ class AgentActivities:
             raise
         (result,) = running.result()
         return block_to_dict(result)
+
+    async def tools(self, _: int) -> list[dict[str, Any]]:
+        """The agent's tools now (its sources asked again), as the workflow needs them."""
+        return [listing_of(t) for t in await read_tools(self.agent.tools)]
 
     async def append(self, item: Appended) -> int:
         """Store one message at its position; a retry that finds it there already succeeds."""

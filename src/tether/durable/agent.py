@@ -5,7 +5,8 @@ finished call."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -49,12 +50,6 @@ class TemporalAgent:
         name = agent.name if name is None else name
         if not name or any(c.isspace() for c in name):
             raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
-        sources = [t for t in agent.tools if not isinstance(t, Tool)]
-        if sources:
-            raise TypeError(
-                f"durable agent {name!r}: tool sources ({sources[0]!r}) are listed by I/O, which "
-                "a workflow cannot do; give the agent their tools as a list"
-            )
         if store is not None and not all(hasattr(store, a) for a in ("open", "append_at")):
             raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
         self.agent = agent
@@ -66,6 +61,11 @@ class TemporalAgent:
         self.activities = AgentActivities(agent, name, store)
         self.spec = DurableSpec(agent, name, store, approval, self.options, self.names)
         self.workflow = workflow_class(self.spec)
+
+    def connected(self) -> AbstractAsyncContextManager[TemporalAgent]:
+        """Connect the agent's tool sources that need it (MCP servers) for a worker's life:
+        ``async with agent.connected(), agent.worker(client, queue): ...``."""
+        return _connected(self)
 
     def worker(self, client: Client, task_queue: str, **options: Any) -> Worker:
         """A Temporal worker running this agent's workflow and activities on ``task_queue``
@@ -128,3 +128,12 @@ class TemporalAgent:
 
     def __repr__(self) -> str:
         return f"TemporalAgent({self.name!r}, agent={self.agent.name!r})"
+
+
+@asynccontextmanager
+async def _connected(durable: TemporalAgent) -> AsyncIterator[TemporalAgent]:
+    async with AsyncExitStack() as stack:
+        for source in durable.agent.tools:
+            if not isinstance(source, Tool) and hasattr(source, "__aenter__"):
+                await stack.enter_async_context(source)  # type: ignore[arg-type]
+        yield durable

@@ -92,7 +92,8 @@ class RunInput:
     ``prompt`` is the first user message (None when going on); ``messages`` the history so far
     when no store holds it; ``used`` the iterations the current answer has spent; ``turns`` the
     model calls made since the workflow began (idempotency keys stay unique across runs);
-    ``inbox`` user messages not yet answered; ``events`` how many events came before.
+    ``inbox`` user messages not yet answered; ``events`` how many events came before;
+    ``usage`` the tokens spent so far.
     """
 
     prompt: str | None = None
@@ -104,6 +105,7 @@ class RunInput:
     inbox: list[str] = field(default_factory=list)
     events: int = 0
     resuming: bool = False
+    usage: JSON = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -17,14 +17,16 @@ from temporalio import workflow
 
 from ..codec import event_to_dict, exception_to_dict, message_from_dict, message_to_dict
 from ..control import Steering
-from ..events import IterationStart, SessionEndEvent, StreamEvent
+from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent
 from ..loop import RunState, run_loop
 from ..messages import Message
 from ..middleware import ToolRequest
+from ..tools.tool import Tool
 from ..transports.retry import RetryPolicy
 from ..types import ZERO_USAGE, StopReason, Usage
 from .clock import WorkflowClock
 from .history import DurableContext
+from .listing import ListedTools
 from .offload import ActivityCalls
 from .payloads import Appended, LoadPage, RunInput, RunOutput, StoredPage
 from .spec import DurableSpec
@@ -76,8 +78,12 @@ class DurableSession:
         self.task: asyncio.Task[bool] | None = None
         self.answer = ""
         self.end: SessionEndEvent | None = None
-        self.usage: Usage = ZERO_USAGE
+        self.usage: Usage = Usage(**start.usage) if start.usage else ZERO_USAGE
+        tools = durable.agent.tools
+        if not all(isinstance(t, Tool) for t in tools):  # sources: listed on a worker
+            tools = [ListedTools(self.names["tools"])]
         self.agent: Agent = durable.agent.copy(
+            tools=tools,
             middleware=(ActivityCalls(self),),
             clock=WorkflowClock(),
             retry=ONE_ATTEMPT,
@@ -180,9 +186,10 @@ class DurableSession:
 
     def _record(self, event: StreamEvent) -> None:
         self.log.append(event)
-        if isinstance(event, SessionEndEvent):
+        if isinstance(event, IterationEnd):  # counted per turn: a run may span several
+            self.usage = self.usage + event.usage
+        elif isinstance(event, SessionEndEvent):
             self.end = event
-            self.usage = self.usage + event.total_usage
 
     def _history_full(self) -> bool:
         info = workflow.info()
@@ -205,6 +212,7 @@ class DurableSession:
             list(self.inbox),
             self.offset + len(self.log),
             resuming=True,
+            usage=_usage_dict(self.usage),
         )
 
     def _output(self) -> RunOutput:
