@@ -9,8 +9,10 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 __all__ = ["DevServer", "find_temporal"]
 
@@ -45,6 +47,7 @@ class DevServer:
         self.address = f"127.0.0.1:{self.port}"
         self.db_file = db_file
         self.process: subprocess.Popen[bytes] | None = None
+        self.log: IO[bytes] | None = None
 
     def start(self, wait: float = 30.0) -> DevServer:
         """Start the server and wait until it accepts connections."""
@@ -55,18 +58,17 @@ class DevServer:
         ]  # fmt: skip
         if self.db_file is not None:
             command += ["--db-filename", str(self.db_file)]
+        # a file, not a pipe (a full pipe would stall the server); closed by stop()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115
         self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+            command, stdout=subprocess.DEVNULL, stderr=self.log, start_new_session=True
         )
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                err = (
-                    self.process.stderr.read().decode(errors="replace")
-                    if self.process.stderr
-                    else ""
-                )
-                raise RuntimeError(f"the Temporal dev server exited: {err[-2000:]}")
+                self.log.seek(0)
+                err = self.log.read()[-2000:].decode(errors="replace")
+                raise RuntimeError(f"the Temporal dev server exited: {err}")
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 return self
@@ -85,6 +87,9 @@ class DevServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
     def __enter__(self) -> DevServer:
         return self.start()
