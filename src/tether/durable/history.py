@@ -15,10 +15,10 @@ Writer = Callable[[int, Message], Awaitable[int]]
 """Stores a message at a position of the session; returns the next position."""
 
 
-class DurableContext:
+class DurableContext(MemoryContextStore):
     """A ``ContextStore`` for one workflow: memory, written through to the store if any."""
 
-    __slots__ = ("_messages", "_session_id", "_write", "position")
+    __slots__ = ("_write", "position")
 
     def __init__(
         self,
@@ -27,33 +27,14 @@ class DurableContext:
         write: Writer | None = None,
         position: int = 0,
     ) -> None:
-        self._session_id = session_id
-        self._messages = list(messages)
+        super().__init__(messages, session_id=session_id)
         self._write = write
         self.position = position
-
-    @property
-    def session_id(self) -> str:
-        return self._session_id
-
-    @property
-    def messages(self) -> list[Message]:
-        """A copy of the history."""
-        return list(self._messages)
-
-    def __len__(self) -> int:
-        return len(self._messages)
 
     async def append(self, message: Message) -> None:
         if self._write is not None:
             self.position = await self._write(self.position, message)
         self._messages.append(message)
-
-    async def get_history(self) -> list[Message]:
-        return list(self._messages)
-
-    async def fork(self) -> MemoryContextStore:
-        return MemoryContextStore(self._messages)
 
     async def clear(self) -> None:
         raise TypeError("a durable run's history cannot be cleared; start another workflow")
