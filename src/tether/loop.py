@@ -9,7 +9,7 @@ iteration costs the same at message 10 and at message 10,000."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
@@ -45,9 +45,9 @@ from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from .middleware import (
     Middleware,
     ModelHandler,
-    ModelRequest,
     RunRequest,
     as_generator,
+    call_transport,
     model_chain,
     run_chain,
 )
@@ -95,10 +95,6 @@ class RunState:
     end: SessionEndEvent | None = None
 
 
-def _call_transport(request: ModelRequest) -> AsyncIterator[StreamEvent]:
-    return request.transport.stream(request.messages, request.tools, request.system)
-
-
 class Run:
     """One run of the loop: its history, its state, and the steps of one iteration."""
 
@@ -141,7 +137,7 @@ class Run:
         self.middleware = agent.middleware if middleware is None else middleware
         self.request: RunRequest | None = None  # set when middleware sees the run
         self.model_chain: ModelHandler | None = (
-            model_chain(self.middleware, _call_transport) if self.middleware else None
+            model_chain(self.middleware, call_transport) if self.middleware else None
         )
 
     # -- open and close ---------------------------------------------------------------------------

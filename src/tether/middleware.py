@@ -34,6 +34,7 @@ __all__ = [
     "ToolHandler",
     "ToolRequest",
     "as_generator",
+    "call_transport",
     "model_chain",
     "run_chain",
     "tool_chain",
@@ -96,6 +97,11 @@ class ToolRequest:
     def input(self) -> Mapping[str, Any]:
         """The arguments the model sent (after JSON repair)."""
         return self.block.input
+
+
+def call_transport(request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    """The model call itself: the innermost handler of a model-call chain."""
+    return request.transport.stream(request.messages, request.tools, request.system)
 
 
 H = TypeVar("H")

@@ -5,7 +5,7 @@ tools, guards and middleware."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from contextlib import aclosing
 from typing import Any
 
@@ -23,7 +23,7 @@ from ..codec import (
 from ..errors import ConflictError
 from ..events import StreamEvent
 from ..messages import ToolUseBlock
-from ..middleware import ModelRequest, as_generator, model_chain
+from ..middleware import ModelRequest, as_generator, call_transport, model_chain
 from ..tools.selector import read_tools
 from ..tracing.ambient import with_ambient
 from .call import CURRENT, DurableCall
@@ -47,10 +47,6 @@ HEARTBEAT_EVERY = 1.0  # seconds between heartbeats of a running call
 def activity_names(name: str) -> dict[str, str]:
     """The activity names of the durable agent ``name``."""
     return {kind: f"{name}.{kind}" for kind in ("model", "tool", "tools", "append", "load")}
-
-
-def _call_transport(request: ModelRequest) -> AsyncIterator[StreamEvent]:
-    return request.transport.stream(request.messages, request.tools, request.system)
 
 
 class AgentActivities:
@@ -78,7 +74,7 @@ class AgentActivities:
             agent.transport,
             activity.info().attempt,
         )
-        chain = model_chain(with_ambient(agent.middleware), _call_transport) or _call_transport
+        chain = model_chain(with_ambient(agent.middleware), call_transport) or call_transport
         events: list[StreamEvent] = []
         try:
             async with aclosing(as_generator(chain(request))) as stream:

@@ -70,13 +70,7 @@ class TemporalAgent:
     def worker(self, client: Client, task_queue: str, **options: Any) -> Worker:
         """A Temporal worker running this agent's workflow and activities on ``task_queue``
         (``options`` go to ``temporalio.worker.Worker``)."""
-        return Worker(
-            client,
-            task_queue=task_queue,
-            workflows=[self.workflow],
-            activities=self.activities.definitions(),
-            **options,
-        )
+        return TemporalAgent.serving([self], client, task_queue, **options)
 
     async def start(
         self,

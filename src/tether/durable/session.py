@@ -212,7 +212,7 @@ class DurableSession:
             list(self.inbox),
             self.offset + len(self.log),
             resuming=True,
-            usage=_usage_dict(self.usage),
+            usage=asdict(self.usage),
         )
 
     def _output(self) -> RunOutput:
@@ -229,7 +229,7 @@ class DurableSession:
         return RunOutput(
             self.answer,
             stop,
-            _usage_dict(self.usage),
+            asdict(self.usage),
             end.iterations if end is not None else 0,
             len(self.context),
             error,
@@ -303,12 +303,9 @@ class DurableSession:
             "turns": self.turns,
             "messages": len(self.context),
             "events": self.offset + len(self.log),
-            "pending": [
-                {"call_id": p.call_id, "name": p.name, "input": dict(p.input), "key": p.key}
-                for p in self.pending.values()
-            ],
+            "pending": [asdict(p) for p in self.pending.values()],
             "answer": self.answer,
-            "usage": _usage_dict(self.usage),
+            "usage": asdict(self.usage),
         }
 
     def transcript(self) -> list[dict[str, Any]]:
@@ -322,7 +319,3 @@ class DurableSession:
             "next": self.offset + start + len(chosen),
             "done": self.finished and start + len(chosen) >= len(self.log),
         }
-
-
-def _usage_dict(usage: Usage) -> dict[str, Any]:
-    return asdict(usage)
