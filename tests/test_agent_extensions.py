@@ -452,6 +452,44 @@ async def test_token_cancel_from_another_thread_interrupts_backoff() -> None:
     assert model.call_count == 1
 
 
+async def test_cancel_whose_interrupts_land_in_separate_loop_steps_still_cancels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A token fires every interrupt it handed out; from another thread those fires can reach the
+    # loop in separate steps. The failed first attempt must not leave the turn's interrupt armed,
+    # or its fire cancels the backoff before the backoff's own interrupt knows (a stray cancel).
+    from tether import control
+
+    order = iter(range(100))
+
+    def staggered(loop: asyncio.AbstractEventLoop, fire: Any) -> None:
+        def later(steps: int) -> None:
+            if steps:
+                loop.call_soon(later, steps - 1)
+            else:
+                fire()
+
+        loop.call_soon_threadsafe(later, 2 * next(order))
+
+    monkeypatch.setattr(control, "fire_soon", staggered)
+    model = ScriptedTransport([TransportError("busy", retryable=True), Reply("never")])
+    token = CancellationToken()
+
+    def on_event(event: StreamEvent) -> None:
+        if isinstance(event, Retrying):
+            asyncio.get_running_loop().call_later(0.02, token.cancel)
+
+    agent = Agent(
+        "sys",
+        model,
+        retry=RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3),
+        on_event=on_event,
+    )
+    with pytest.raises(RunCancelled):
+        await asyncio.wait_for(agent.run("go", cancel=token), 5)
+    assert model.call_count == 1
+
+
 async def test_token_sleep_reports_timeout_and_early_cancel() -> None:
     token = CancellationToken()
     assert await token.sleep(0.001) is False

@@ -3,7 +3,6 @@ into the assistant message and the tool calls it asks for."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -198,7 +197,7 @@ async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrup
     interrupt.inside = True
     try:
         event = await stream.__anext__()
-    except asyncio.CancelledError:
+    except BaseException:  # however the await ended, it is no longer one the token may cut
         if interrupt.settle():
             raise RunCancelled("the run was cancelled while the model was answering") from None
         raise

@@ -642,6 +642,47 @@ async def test_one_running_call_can_be_cancelled_without_ending_the_turn() -> No
     assert not session.cancel_tool_call(started["2"])  # finished calls are not running
 
 
+async def test_a_cancelled_call_that_turns_the_cancel_into_an_error_answers_that_error() -> None:
+    started = asyncio.Event()
+    call_ids: list[str] = []
+
+    async def stubborn(args: dict[str, Any]) -> str:
+        if args["n"] == 1:
+            try:
+                started.set()
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                raise RuntimeError("stopped half way") from None
+        try:  # a later timeout in the same task must still read as a timeout
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(1)
+        except TimeoutError:
+            return "timed out as expected"
+        return "no timeout"
+
+    @contextmanager
+    def note(tc: ToolCallContext) -> Iterator[None]:
+        call_ids.append(tc.id)
+        yield
+
+    model = ScriptedTransport(
+        [Reply(tool_calls=[Call("stubborn", {"n": 1}), Call("stubborn", {"n": 2})]), Reply("ok")]
+    )
+    session = AgentSession(
+        model,
+        mcp_tools=[McpTool("stubborn", "", {"type": "object"}, stubborn)],
+        execution="sequential",
+        on_tool=note,
+    )
+    send = asyncio.ensure_future(session.send("go"))
+    await asyncio.wait_for(started.wait(), 5)
+    assert session.cancel_tool_call(call_ids[0])
+    assert await asyncio.wait_for(send, 5) == "ok"
+    first, second = results_of(session.messages[2])
+    assert first.is_error and "stopped half way" in first.text
+    assert (second.text, second.is_error) == ("timed out as expected", False)
+
+
 # -- approval while the answer streams ------------------------------------------------------------
 
 

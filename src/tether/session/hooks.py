@@ -118,9 +118,10 @@ class InFlight(Middleware):
         interrupt.inside = True
         try:
             result = await call_next(call)
-        except asyncio.CancelledError:
+        except BaseException as exc:
             # Ours if cancel() fired it and nobody else asked to cancel this task meanwhile.
-            if interrupt.settle() and task.cancelling() <= outside:
+            fired = interrupt.settle()  # withdrawn even when the call turned it into an error
+            if fired and isinstance(exc, asyncio.CancelledError) and task.cancelling() <= outside:
                 return ToolResultBlock(call.id, CANCELLED, True)
             raise
         finally:
