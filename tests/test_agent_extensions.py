@@ -490,6 +490,31 @@ async def test_cancel_whose_interrupts_land_in_separate_loop_steps_still_cancels
     assert model.call_count == 1
 
 
+async def test_a_callers_cancel_that_comes_with_the_tokens_goes_on() -> None:
+    model = ScriptedTransport([TransportError("busy", retryable=True), Reply("never")])
+    token = CancellationToken()
+    tasks: list[asyncio.Task[str]] = []
+
+    def both() -> None:  # in one loop step: the token's cancel and the caller's own
+        token.cancel()
+        tasks[0].cancel()
+
+    def on_event(event: StreamEvent) -> None:
+        if isinstance(event, Retrying):
+            asyncio.get_running_loop().call_later(0.02, both)
+
+    agent = Agent(
+        "sys",
+        model,
+        retry=RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3),
+        on_event=on_event,
+    )
+    tasks.append(asyncio.ensure_future(agent.run("go", cancel=token)))
+    with pytest.raises(asyncio.CancelledError):  # not turned into the token's RunCancelled
+        await asyncio.wait_for(tasks[0], 5)
+    assert tasks[0].cancelled()
+
+
 async def test_token_sleep_reports_timeout_and_early_cancel() -> None:
     token = CancellationToken()
     assert await token.sleep(0.001) is False

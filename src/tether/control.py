@@ -69,12 +69,13 @@ class CancellationToken:
         interrupt = self.watch()
         if interrupt is None:
             return True
+        outside = interrupt.task.cancelling()  # cancel requests that are not this token's
         interrupt.inside = True
         try:
             await clock.sleep(delay)
         except asyncio.CancelledError:
-            if not interrupt.settle():
-                raise
+            if not interrupt.settle() or interrupt.task.cancelling() > outside:
+                raise  # another cancel came with ours: it goes on
             return True
         finally:
             self.unwatch(interrupt)

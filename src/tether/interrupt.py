@@ -173,7 +173,7 @@ class within:
         return result
 
 
-def fire_soon(loop: asyncio.AbstractEventLoop, fire: Callable[[], None]) -> None:
+def fire_soon(loop: asyncio.AbstractEventLoop, fire: Callable[[], object]) -> None:
     """Run ``fire`` on ``loop`` from any thread (a closed loop is ignored: nothing to interrupt)."""
     with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(fire)

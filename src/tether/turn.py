@@ -194,11 +194,12 @@ async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrup
     """The next event, unless the run's cancellation token fires while it is awaited."""
     if interrupt.requested:  # fired while the consumer had the event
         raise RunCancelled("the run was cancelled while the model was answering")
+    outside = interrupt.task.cancelling()  # cancel requests that are not the token's
     interrupt.inside = True
     try:
         event = await stream.__anext__()
     except BaseException:  # however the await ended, it is no longer one the token may cut
-        if interrupt.settle():
+        if interrupt.settle() and interrupt.task.cancelling() <= outside:
             raise RunCancelled("the run was cancelled while the model was answering") from None
         raise
     interrupt.settle()

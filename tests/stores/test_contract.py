@@ -220,6 +220,31 @@ async def test_cancelled_appends_leave_the_store_usable(kind: str, tmp_path: Pat
         assert texts[-1] == "surely" and texts in (["surely"], ["maybe", "surely"])
 
 
+async def test_a_cancelled_file_append_has_landed_or_not_when_the_cancel_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from tether.stores import FileStore
+
+    written = FileStore._append
+
+    def slow_append(self: FileStore, *args: Any) -> int:
+        time.sleep(0.2)  # the write is still going in its thread when the caller is cancelled
+        return written(self, *args)
+
+    monkeypatch.setattr(FileStore, "_append", slow_append)
+    store = FileStore(tmp_path)
+    context = await store.open("s")
+    task = asyncio.ensure_future(context.append(Message("user", "maybe")))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    fresh = await store.open("s")
+    await fresh.append(Message("user", "surely"))  # a write still going would conflict here
+    assert [m.text for m in await fresh.get_history()] == ["maybe", "surely"]
+
+
 WRITER = textwrap.dedent(
     """
     import asyncio, sys

@@ -15,6 +15,7 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
+from ..interrupt import fire_soon
 from .tracing import Tracer
 
 __all__ = ["PromptyStream"]
@@ -115,7 +116,7 @@ class _Pump:
         """Cancel the producer if it is still going, and wait for the thread."""
         loop, task = self._loop, self._task
         if loop is not None and task is not None and not task.done():
-            loop.call_soon_threadsafe(task.cancel)
+            fire_soon(loop, task.cancel)  # the loop may close meanwhile: nothing to cancel then
         self._thread.join()
 
     def _run(self) -> None:

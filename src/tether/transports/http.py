@@ -513,7 +513,7 @@ class _Deadline:
         self._inside = True
         try:
             return await step
-        except asyncio.CancelledError:
+        except BaseException:  # after a fire, whatever the step made of the cancel is overdue
             if not self._fired or self._task is None:
                 raise
             self._fired = False
