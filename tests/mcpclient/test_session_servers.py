@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import children, other_tasks
+from mcp_helpers import children, other_tasks, until
 
 from tether import AgentSession, McpStdio, McpTool, Message
 from tether.testing import Call, Reply, ScriptedTransport
@@ -52,28 +52,27 @@ async def test_a_session_calls_a_real_server_and_a_local_tool(time_server: str) 
 
 
 async def test_a_server_killed_during_a_session_call_becomes_an_error_result(
-    everything: list[str],
+    changing: tuple[list[str], Path],
 ) -> None:
+    command, markers = changing
     before = set(children())
     model = ScriptedTransport(
         [
-            Reply(
-                tool_calls=[Call("trigger-long-running-operation", {"duration": 30, "steps": 3})]
-            ),
-            Reply(tool_calls=[Call("echo", {"message": "still there?"})]),
+            Reply(tool_calls=[Call("slow", {"seconds": 30})]),
+            Reply(tool_calls=[Call("slow", {"seconds": 0.1})]),
             Reply("Recovered."),
         ]
     )
-    async with AgentSession(model, mcp_tools=[McpStdio(everything[0], everything[1:])]) as session:
+    async with AgentSession(model, mcp_tools=[McpStdio(command[0], command[1:])]) as session:
         send = asyncio.ensure_future(session.send("go"))
-        await asyncio.sleep(1.0)
+        await until((markers / "started").exists, "the call's start on the server")
         (pid,) = set(children()) - before
         os.kill(pid, signal.SIGKILL)
-        assert await asyncio.wait_for(send, 10) == "Recovered."
+        assert await asyncio.wait_for(send, 20) == "Recovered."
     (lost,) = results(session.messages[2])
     assert lost.is_error and "went away during the call" in lost.text
-    (echo,) = results(session.messages[4])
-    assert echo.text == "Echo: still there?" and not echo.is_error
+    (again,) = results(session.messages[4])  # the next call started the server again
+    assert again.text == "slept 0.1" and not again.is_error
     assert set(children()) == before
     assert other_tasks() == set()
 
@@ -85,15 +84,11 @@ async def test_cancelling_a_session_send_cancels_the_servers_call(
     model = ScriptedTransport([Reply(tool_calls=[Call("slow", {"seconds": 30})]), Reply("never")])
     async with AgentSession(model, mcp_tools=[McpStdio(command[0], command[1:])]) as session:
         send = asyncio.ensure_future(session.send("go"))
-        await asyncio.sleep(1.5)
+        await until((markers / "started").exists, "the call's start on the server")
         send.cancel()
         with pytest.raises(asyncio.CancelledError):
             await send
-        for _ in range(100):
-            if (markers / "cancelled").exists():
-                break
-            await asyncio.sleep(0.02)
-        assert (markers / "cancelled").exists()
+        await until((markers / "cancelled").exists, "the server's note of the cancel")
     roles = [m.role for m in session.messages]
     assert roles == ["user", "assistant", "user"]  # the call has its (interrupted) result
     (interrupted,) = results(session.messages[2])
@@ -142,13 +137,9 @@ async def test_cancelling_one_mcp_call_tells_the_server_and_the_turn_goes_on(
     ) as session:
         send = asyncio.ensure_future(session.send("go"))
         await asyncio.wait_for(running.wait(), 10)
-        await asyncio.sleep(0.5)
+        await until((markers / "started").exists, "the call's start on the server")
         assert session.cancel_tool_call(ids[0])
-        assert await asyncio.wait_for(send, 5) == "fine"
-        for _ in range(100):
-            if (markers / "cancelled").exists():
-                break
-            await asyncio.sleep(0.02)
-        assert (markers / "cancelled").exists()
+        assert await asyncio.wait_for(send, 10) == "fine"
+        await until((markers / "cancelled").exists, "the server's note of the cancel")
     (result,) = results(session.messages[2])
     assert (result.text, result.is_error) == ("Tool call cancelled.", True)

@@ -15,7 +15,9 @@ MARKERS = Path(sys.argv[-1])
 
 @server.tool()
 async def slow(seconds: float, ctx: Context) -> str:
-    """Wait ``seconds``, reporting progress; notes a cancellation in MARKER_DIR/cancelled."""
+    """Wait ``seconds``, reporting progress; notes its start in MARKER_DIR/started and a
+    cancellation in MARKER_DIR/cancelled."""
+    (MARKERS / "started").write_text("yes")
     steps = max(1, int(seconds / 0.1))
     try:
         for i in range(steps):
