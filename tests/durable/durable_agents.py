@@ -109,7 +109,7 @@ def send_wire(to: str, amount: int) -> str:
 
 
 FAST = DurableOptions(
-    heartbeat_timeout=2.0, retry_initial=0.2, retry_max=1.0, model_attempts=100, tool_attempts=100
+    heartbeat_timeout=3.0, retry_initial=0.2, retry_max=1.0, model_attempts=100, tool_attempts=100
 )
 
 planner = TemporalAgent(

@@ -5,6 +5,7 @@ errors, continue-as-new, a PostgreSQL store, and replay of the recorded history.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import sys
@@ -288,6 +289,30 @@ async def test_model_errors_come_back_typed_and_only_retryable_ones_are_retried(
     assert "bad key" in str(caught.value)
 
 
+async def test_a_long_tool_heartbeats_often_enough_for_a_short_heartbeat_timeout(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
+    """Heartbeats come at a quarter of the heartbeat timeout: a 1 s timeout does not kill a 3 s
+    call that runs once (not idempotent: a lost heartbeat would end it with an error)."""
+    runs: list[int] = []
+
+    @tool
+    async def settle(batch: int) -> str:
+        """Settle a batch."""
+        runs.append(batch)
+        await asyncio.sleep(3)
+        return f"settled {batch}"
+
+    queue = _queue(request)
+    quick = DurableOptions(heartbeat_timeout=1.0)
+    agent = TemporalAgent(
+        Agent("s", da.PlanModel(), tools=[settle]), name="heartbeats", options=quick
+    )
+    async with agent.worker(client, queue):
+        answer = await agent.run(client, da.plan([("settle", {"batch": 7})]), task_queue=queue)
+    assert answer == "done: settled 7" and runs == [7]
+
+
 class _Failing:
     def __init__(self, errors: list[Exception]) -> None:
         self.errors = errors
@@ -329,10 +354,35 @@ async def test_a_long_run_continues_as_new_and_loses_nothing(
     assert transcript == plain.messages
     assert output.usage == asdict(end.total_usage)  # counted across the runs it spanned
     assert len(_effects(ledger)) == 8
-    if store is not None:
-        context = await store.open(run.id)
-        assert await context.get_history() == plain.messages
-        await store.aclose()
+    carried = await _model_inputs(client, run.id, description.raw_description)
+    assert len(carried) == 9  # one per model call, across every run of the chain
+    if store is None:  # each call carries the conversation so far
+        assert [len(c["messages"]) for c in carried] == list(range(1, 18, 2))
+        return
+    # with a store, a call carries what came since the last one; the rest is read from PostgreSQL
+    assert [c["stored"] for c in carried] == list(range(1, 18, 2))
+    assert all(c["messages"] == [] for c in carried)
+    context = await store.open(run.id)
+    assert await context.get_history() == plain.messages
+    await store.aclose()
+
+
+async def _model_inputs(client: Client, workflow_id: str, described: Any) -> list[dict[str, Any]]:
+    """The input of every model activity scheduled by the workflow, its runs followed in order."""
+    inputs: list[dict[str, Any]] = []
+    run_id: str | None = described.workflow_execution_info.first_run_id
+    while run_id:
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+        run_id = None
+        for event in history.events:
+            scheduled = event.activity_task_scheduled_event_attributes
+            if scheduled.activity_type.name.endswith(".model"):
+                inputs.append(json.loads(scheduled.input.payloads[0].data))
+            if event.HasField("workflow_execution_continued_as_new_event_attributes"):
+                run_id = (
+                    event.workflow_execution_continued_as_new_event_attributes.new_execution_run_id
+                )
+    return inputs
 
 
 def _postgres(request: pytest.FixtureRequest) -> Any:

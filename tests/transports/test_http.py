@@ -655,7 +655,7 @@ async def test_stall_after_the_first_event_is_an_interruption(
     server: MisbehavingServer, make: Callable[..., EchoTransport]
 ) -> None:
     server.script(sse_stream(HI, hold=True))
-    exc = await failure(make(server.url, timeout=0.2))
+    exc = await failure(make(server.url, timeout=1.0))  # room for the first event under load
     assert isinstance(exc, StreamInterruptedError) and not exc.retryable
     assert "timed out" in str(exc)
 
@@ -1509,9 +1509,9 @@ async def test_the_deadline_never_cancels_the_caller_between_events(
     # The caller holds each event past the deadline: its own awaits must run undisturbed, and
     # the call ends at its next read with the deadline error.
     server.script(sse_stream([{"t": "a"}, {"t": "b"}], delay=0.05, hold=True))
-    stream = make(server.url, deadline=0.2).stream(USER, [], "")
+    stream = make(server.url, deadline=1.0).stream(USER, [], "")  # room for the first event
     assert await anext(stream) == TextDelta(0, "a")
-    await asyncio.sleep(0.5)  # would raise CancelledError if the deadline reached the caller
+    await asyncio.sleep(1.5)  # would raise CancelledError if the deadline reached the caller
     with pytest.raises(StreamInterruptedError, match="deadline"):
         await anext(stream)
     await stream.aclose()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from contextlib import aclosing
+from datetime import timedelta
 from typing import Any
 
 from temporalio import activity
@@ -22,7 +23,7 @@ from ..codec import (
 )
 from ..errors import ConflictError
 from ..events import StreamEvent
-from ..messages import ToolUseBlock
+from ..messages import Message, ToolUseBlock
 from ..middleware import ModelRequest, as_generator, call_transport, model_chain
 from ..tools.selector import read_tools
 from ..tracing.ambient import with_ambient
@@ -41,7 +42,7 @@ from .payloads import (
 
 __all__ = ["AgentActivities", "activity_names"]
 
-HEARTBEAT_EVERY = 1.0  # seconds between heartbeats of a running call
+HEARTBEAT_EVERY = 1.0  # seconds between heartbeats of a running call, at most
 
 
 def activity_names(name: str) -> dict[str, str]:
@@ -67,7 +68,7 @@ class AgentActivities:
         policy would not retry is final (Temporal does not retry it either)."""
         agent = self.agent
         request = ModelRequest(
-            [message_from_dict(m) for m in call.messages],
+            [*await self._stored(call), *(message_from_dict(m) for m in call.messages)],
             [spec_from_dict(s) for s in call.tools],
             call.system,
             call.iteration,
@@ -85,6 +86,24 @@ class AgentActivities:
             raise _failure(exc, retryable=agent.retry.retry_on(exc)) from None
         return ModelTurn(coalesce(events))
 
+    async def _stored(self, call: ModelCall) -> list[Message]:
+        """The first ``call.stored`` messages of the workflow's stored session."""
+        if not call.stored:
+            return []
+        if self.store is None:
+            raise ApplicationError(
+                "a model call refers to stored messages but this worker's agent has no store",
+                non_retryable=True,
+            )
+        history: list[Message] = await (await self.store.open(call.workflow_id)).get_history()
+        if len(history) < call.stored:
+            raise ApplicationError(
+                f"session {call.workflow_id!r} holds {len(history)} messages; the model call "
+                f"needs its first {call.stored}",
+                non_retryable=True,
+            )
+        return history[: call.stored]
+
     async def tool(self, call: ToolCallInput) -> dict[str, Any]:
         """One tool call as the loop makes it (guards, validation, the agent's tool middleware),
         heartbeating while it runs; its idempotency key is in ``current_call()``."""
@@ -97,9 +116,10 @@ class AgentActivities:
             running = asyncio.ensure_future(self.agent.dispatch_tools([block], call.iteration))
         finally:
             CURRENT.reset(token)
+        every = _heartbeat_every(info.heartbeat_timeout)
         try:
             while True:
-                done, _ = await asyncio.wait({running}, timeout=HEARTBEAT_EVERY)
+                done, _ = await asyncio.wait({running}, timeout=every)
                 if done:
                     break
                 activity.heartbeat()
@@ -148,6 +168,14 @@ def _defined(name: str, method: Any) -> Callable[..., Any]:
     call.__annotations__ = {"argument": hints[next(iter(hints))], "return": hints["return"]}
     call.__name__ = call.__qualname__ = method.__name__
     return activity.defn(name=name)(call)
+
+
+def _heartbeat_every(timeout: timedelta | None) -> float:
+    """Seconds between heartbeats: often enough that a busy worker's late one still comes in
+    time (a quarter of the timeout), and at most ``HEARTBEAT_EVERY``."""
+    if timeout is None:
+        return HEARTBEAT_EVERY
+    return min(HEARTBEAT_EVERY, timeout.total_seconds() / 4)
 
 
 def _failure(exc: Exception, *, retryable: bool) -> ApplicationError:

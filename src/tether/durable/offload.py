@@ -7,7 +7,7 @@ retry policy per kind (model calls retried; tool calls only when the tool is ide
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -18,7 +18,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from ..codec import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
 from ..errors import RemoteError
 from ..events import StreamEvent
-from ..messages import ToolResultBlock
+from ..messages import Message, ToolResultBlock
 from ..middleware import Middleware, ModelHandler, ModelRequest, ToolHandler, ToolRequest
 from .payloads import ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict
 
@@ -43,6 +43,8 @@ class CallSite(Protocol):
 
     def next_turn(self) -> int: ...
 
+    def stored_prefix(self, messages: Sequence[Message]) -> int: ...
+
     def needs_approval(self, call: ToolRequest) -> bool: ...
 
     async def approval(self, call: ToolRequest, key: str) -> tuple[bool, str | None]: ...
@@ -63,13 +65,15 @@ class ActivityCalls(Middleware):
     ) -> AsyncIterator[StreamEvent]:
         session = self.session
         options = session.options
+        stored = session.stored_prefix(request.messages)
         call = ModelCall(
-            [message_to_dict(m) for m in request.messages],
+            [message_to_dict(m) for m in request.messages[stored:]],
             [spec_to_dict(t) for t in request.tools],
             request.system,
             request.iteration,
             session.workflow_id,
             session.next_turn(),
+            stored,
         )
         try:
             turn = await workflow.execute_activity(

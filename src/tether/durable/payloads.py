@@ -32,7 +32,12 @@ JSON = dict[str, Any]
 
 @dataclass(frozen=True)
 class ModelCall:
-    """One model call: what the loop would hand the transport, and where it belongs."""
+    """One model call: what the loop would hand the transport, and where it belongs.
+
+    With a store, the first ``stored`` messages are not carried: the activity reads them from
+    the workflow's stored session, so the workflow's history does not grow with the
+    conversation on every call.
+    """
 
     messages: list[JSON]
     tools: list[JSON]
@@ -40,6 +45,7 @@ class ModelCall:
     iteration: int
     workflow_id: str
     turn: int
+    stored: int = 0
 
 
 @dataclass(frozen=True)

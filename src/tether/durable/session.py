@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import asdict, dataclass
 from datetime import timedelta
@@ -241,6 +241,17 @@ class DurableSession:
         """Number the next model call (across the whole workflow, continue-as-new included)."""
         self.turns += 1
         return self.turns
+
+    def stored_prefix(self, messages: Sequence[Message]) -> int:
+        """How many leading ``messages`` are the stored session's own (none without a store)."""
+        if self.durable.store is None:
+            return 0
+        count = 0
+        for held, sent in zip(self.context.messages, messages, strict=False):
+            if held is not sent:  # a middleware or a context budget changed the request here
+                break
+            count += 1
+        return count
 
     def needs_approval(self, call: ToolRequest) -> bool:
         rule = self.durable.approval
