@@ -36,6 +36,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class _PortTaken(RuntimeError):
+    """The dev server could not bind a port: another process took it first."""
+
+
 class DevServer:
     """A Temporal dev server process; ``address`` is where clients connect.
 
@@ -43,6 +47,7 @@ class DevServer:
     """
 
     def __init__(self, db_file: str | Path | None = None, *, port: int | None = None) -> None:
+        self.chosen = port is None  # a port picked here may be taken meanwhile: pick again then
         self.port = port if port is not None else _free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.db_file = db_file
@@ -51,6 +56,17 @@ class DevServer:
 
     def start(self, wait: float = 30.0) -> DevServer:
         """Start the server and wait until it accepts connections."""
+        for attempt in range(3):
+            try:
+                return self._start(wait)
+            except _PortTaken:
+                if not self.chosen or attempt == 2:
+                    raise
+                self.port = _free_port()
+                self.address = f"127.0.0.1:{self.port}"
+        raise AssertionError("unreachable")
+
+    def _start(self, wait: float) -> DevServer:
         command = [
             find_temporal(), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
             "--port", str(self.port), "--http-port", str(_free_port()),
@@ -65,17 +81,28 @@ class DevServer:
         )
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                self.log.seek(0)
-                err = self.log.read()[-2000:].decode(errors="replace")
-                raise RuntimeError(f"the Temporal dev server exited: {err}")
+            self._check_alive()
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return self
             except OSError:
                 time.sleep(0.05)
+                continue
+            time.sleep(0.1)  # whoever answered, the server must still be running: not another's
+            self._check_alive()
+            return self
         self.stop()
         raise TimeoutError(f"the Temporal dev server did not listen on {self.address} in {wait} s")
+
+    def _check_alive(self) -> None:
+        assert self.process is not None and self.log is not None
+        if self.process.poll() is None:
+            return
+        self.log.seek(0)
+        err = self.log.read()[-2000:].decode(errors="replace")
+        self.stop()
+        if "address already in use" in err:
+            raise _PortTaken(err)
+        raise RuntimeError(f"the Temporal dev server exited: {err}")
 
     def stop(self) -> None:
         """Stop the server (and wait for it)."""
