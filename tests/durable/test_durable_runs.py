@@ -385,6 +385,40 @@ async def _model_inputs(client: Client, workflow_id: str, described: Any) -> lis
     return inputs
 
 
+@pytest.mark.parametrize("budget", [None, 260], ids=["whole", "trimmed"])
+async def test_with_a_store_the_model_gets_what_the_plain_loop_sends_it(
+    client: Client, request: pytest.FixtureRequest, budget: int | None
+) -> None:
+    """The model activity rebuilds each request from the store and what the call carried: the
+    messages the model sees are the plain run's, also when a context budget cut them."""
+    from tether import CharBudget
+    from tether.testing import Call, Reply
+
+    def script() -> ScriptedTransport:
+        calls = [Reply(tool_calls=[Call("lookup", {"name": f"n{i}"})]) for i in range(5)]
+        return ScriptedTransport([*calls, Reply("all looked up")])
+
+    policy = None if budget is None else CharBudget(budget, summarize=False)
+    store = _postgres(request)
+    durable_model, plain_model = script(), script()
+    agent = TemporalAgent(
+        Agent("s", durable_model, tools=[da.lookup], context_policy=policy),
+        name=f"sends-{budget}",
+        store=store,
+        options=da.FAST,
+    )
+    queue = _queue(request)
+    async with agent.worker(client, queue):
+        assert await agent.run(client, "look them up", task_queue=queue) == "all looked up"
+    await store.aclose()
+    plain = Agent("s", plain_model, tools=[da.lookup], context_policy=policy)
+    assert await plain.run("look them up") == "all looked up"
+    sent = [r.messages for r in durable_model.requests]
+    assert sent == [r.messages for r in plain_model.requests]
+    if budget is not None:  # the budget did cut: later requests are shorter than the history
+        assert len(sent[-1]) < 11
+
+
 def _postgres(request: pytest.FixtureRequest) -> Any:
     from tether.stores import PostgresStore
 
