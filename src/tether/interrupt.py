@@ -1,5 +1,6 @@
 """Interrupting an await from outside: how a cancellation token stops a stalled model stream and
-how the default tool timeout ends an overrunning call, without a timer object per call.
+how the default tool timeout ends an overrunning call, without a timer object per call; and
+``survive``, the other way round: an await that no cancellation cuts short.
 
 An ``Interrupt`` cancels its task only while the task is suspended inside the one await the owner
 marked (``inside``), so the cancellation always lands where the owner catches it, and ``settle``
@@ -11,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
-__all__ = ["Deadline", "Interrupt", "Overrun", "deadlines", "fire_soon", "within"]
+__all__ = ["Deadline", "Interrupt", "Overrun", "deadlines", "fire_soon", "survive", "within"]
 
 T = TypeVar("T")
 
@@ -177,3 +178,21 @@ def fire_soon(loop: asyncio.AbstractEventLoop, fire: Callable[[], object]) -> No
     """Run ``fire`` on ``loop`` from any thread (a closed loop is ignored: nothing to interrupt)."""
     with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(fire)
+
+
+async def survive(awaitable: Awaitable[T]) -> T:
+    """Await to the end even if this task is cancelled meanwhile, any number of times; then
+    re-raise the cancellation. For cleanup that must not be cut short (storing results)."""
+    task = asyncio.ensure_future(awaitable)
+    cancelled = False
+    while True:
+        try:
+            result = await asyncio.shield(task)
+            break
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    return result

@@ -41,6 +41,7 @@ from .events import (
     SteeringInjected,
     StreamEvent,
 )
+from .interrupt import survive
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from .middleware import (
     Middleware,
@@ -56,7 +57,6 @@ from .steps import (
     check_guardrail,
     model_view,
     stop_error,
-    survive,
     unanswered,
     unanswered_at_end,
 )

@@ -1,12 +1,11 @@
 """Small pieces of the loop that hold no run state: guardrail checks, the model's view of a
-history, stop errors, open calls, and storing that survives cancellation."""
+history, stop errors and open calls."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from .errors import GuardrailError, ModelStopError, RunCancelled, TetherError
 from .messages import Message, ToolResultBlock, ToolUseBlock
@@ -18,12 +17,9 @@ __all__ = [
     "check_guardrail",
     "model_view",
     "stop_error",
-    "survive",
     "unanswered",
     "unanswered_at_end",
 ]
-
-T = TypeVar("T")
 
 
 async def check_guardrail(guardrail: Callable[[Any], Any], subject: Any, where: str) -> None:
@@ -77,21 +73,3 @@ def unanswered(history: Sequence[Message], calls: Iterable[ToolUseBlock]) -> set
             break
         answered.update(r.tool_use_id for r in message.tool_results)
     return wanted - answered
-
-
-async def survive(awaitable: Awaitable[T]) -> T:
-    """Await to the end even if this task is cancelled meanwhile, any number of times; then
-    re-raise the cancellation. For cleanup that must not be cut short (storing results)."""
-    task = asyncio.ensure_future(awaitable)
-    cancelled = False
-    while True:
-        try:
-            result = await asyncio.shield(task)
-            break
-        except asyncio.CancelledError:
-            if task.done():
-                raise
-            cancelled = True
-    if cancelled:
-        raise asyncio.CancelledError
-    return result

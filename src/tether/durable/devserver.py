@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import IO
 
@@ -36,6 +37,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _answers(http_port: int) -> bool:
+    """True once the server answers on its HTTP API: it serves that only after its frontend
+    took its gRPC port (a connection to the port alone may reach another process)."""
+    url = f"http://127.0.0.1:{http_port}/api/v1/system-info"
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never via a proxy
+    try:
+        with direct.open(url, timeout=1) as reply:
+            return bool(reply.status == 200)
+    except OSError:
+        return False
+
+
 class _PortTaken(RuntimeError):
     """The dev server could not bind a port: another process took it first."""
 
@@ -56,20 +69,22 @@ class DevServer:
 
     def start(self, wait: float = 30.0) -> DevServer:
         """Start the server and wait until it accepts connections."""
-        for attempt in range(3):
+        tries = 3 if self.chosen else 1
+        while True:
             try:
                 return self._start(wait)
             except _PortTaken:
-                if not self.chosen or attempt == 2:
+                tries -= 1
+                if not tries:
                     raise
                 self.port = _free_port()
                 self.address = f"127.0.0.1:{self.port}"
-        raise AssertionError("unreachable")
 
     def _start(self, wait: float) -> DevServer:
+        http = _free_port()
         command = [
             find_temporal(), "server", "start-dev", "--headless", "--ip", "127.0.0.1",
-            "--port", str(self.port), "--http-port", str(_free_port()),
+            "--port", str(self.port), "--http-port", str(http),
             "--metrics-port", str(_free_port()), "--log-level", "error",
         ]  # fmt: skip
         if self.db_file is not None:
@@ -82,14 +97,9 @@ class DevServer:
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             self._check_alive()
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-            except OSError:
-                time.sleep(0.05)
-                continue
-            time.sleep(0.1)  # whoever answered, the server must still be running: not another's
-            self._check_alive()
-            return self
+            if _answers(http):
+                return self
+            time.sleep(0.05)
         self.stop()
         raise TimeoutError(f"the Temporal dev server did not listen on {self.address} in {wait} s")
 

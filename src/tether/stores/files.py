@@ -15,14 +15,15 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 from ..codec import message_from_dict, message_to_dict
 from ..context import new_session_id
 from ..errors import ConflictError
+from ..interrupt import survive
 from ..messages import Message
 from .base import SessionInfo, StoredContext, check_session_id
 
@@ -30,7 +31,6 @@ __all__ = ["FileStore"]
 
 FORMAT = 1
 _SUFFIX = ".jsonl"
-T = TypeVar("T")
 
 
 class FileStore:
@@ -54,7 +54,7 @@ class FileStore:
     async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
         session = check_session_id(session_id if session_id is not None else new_session_id())
-        size = await _settled(self._create, session)
+        size = await survive(asyncio.to_thread(self._create, session))
         return StoredContext(self, session, size)
 
     def _create(self, session: str) -> int:
@@ -96,7 +96,7 @@ class FileStore:
         """Remove a session; False if there was none."""
         path = self._path(check_session_id(session_id))
         try:
-            await _settled(path.unlink)
+            await survive(asyncio.to_thread(path.unlink))
         except FileNotFoundError:
             return False
         return True
@@ -149,33 +149,20 @@ class FileStore:
             return len(header)
 
     async def append_at(self, session: str, known: int, message: Message) -> int:
-        return await _settled(self._append, session, known, [message])
+        return await survive(asyncio.to_thread(self._append, session, known, [message]))
 
     async def history_of(self, session: str) -> list[Message]:
         return await asyncio.to_thread(self._history, session)
 
     async def clear_at(self, session: str, known: int) -> int:
-        return await _settled(self._clear, session)
+        return await survive(asyncio.to_thread(self._clear, session))
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         """A new session holding ``messages``, written at once (one fsync)."""
         session = new_session_id()
-        known = await _settled(self._create, session)
-        known = await _settled(self._append, session, known, messages)
+        known = await survive(asyncio.to_thread(self._create, session))
+        known = await survive(asyncio.to_thread(self._append, session, known, messages))
         return StoredContext(self, session, known)
-
-
-async def _settled(write: Callable[..., T], *args: Any) -> T:
-    """``write(*args)`` in a thread; a caller cancelled meanwhile waits for it to end, so the
-    write has landed or failed (never still going) when the cancellation goes on."""
-    job = asyncio.ensure_future(asyncio.to_thread(write, *args))
-    try:
-        return await asyncio.shield(job)
-    except asyncio.CancelledError:
-        await asyncio.wait({job})
-        if not job.cancelled():
-            job.exception()  # retrieved: the cancelled caller does not want it
-        raise
 
 
 @contextmanager
