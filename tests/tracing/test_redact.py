@@ -3,8 +3,15 @@ input stays linear (a quadratic pattern would run into the test timeout)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from tether import Agent, tool
+from tether.testing import Call, Reply, ScriptedTransport
+from tether.tracing import Recorder
+from tether.tracing.attributes import content
 from tether.tracing.redact import BLANK, environment_secrets, redact
 
 
@@ -52,3 +59,39 @@ def test_ordinary_text_is_unchanged() -> None:
 def test_adversarial_input_stays_linear() -> None:
     for text in ("sk-" * 200_000, "password=" * 100_000, "Bearer " * 100_000, "eyJ." * 100_000):
         redact(text, ())
+
+
+@pytest.mark.parametrize("secret", ['pa"ss-word-1234', "pa\\ss-word-1234", "tab\there-1234"])
+def test_a_secret_json_would_escape_is_blanked_from_structured_content(secret: str) -> None:
+    captured = content({"query": f"log in with {secret}", "items": [secret]}, (secret,))
+    assert BLANK in captured
+    assert json.dumps(secret)[1:-1] not in captured  # not even in its escaped form
+    assert secret not in json.loads(captured)["query"]
+
+
+def test_values_of_fields_named_like_credentials_are_blanked() -> None:
+    captured = json.loads(content({"password": 'a"b\\c-long', "city": "Oslo"}, ()))
+    assert captured == {"password": BLANK, "city": "Oslo"}
+
+
+async def test_an_environment_secret_with_a_quote_never_reaches_the_trace_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = 'q"uo\\te-secret-9876'
+    monkeypatch.setenv("MY_SERVICE_TOKEN", secret)
+
+    @tool
+    def lookup(term: str) -> str:
+        """Look a term up."""
+        return f"found {term}"
+
+    model = ScriptedTransport(
+        [Reply(tool_calls=[Call("lookup", {"term": secret})]), Reply(f"the key is {secret}")]
+    )
+    path = tmp_path / "trace.jsonl"
+    agent = Agent("sys", model, tools=[lookup], middleware=[Recorder(path)])
+    await agent.run(f"use {secret}")
+    text = path.read_text(encoding="utf-8")
+    assert BLANK in text
+    for form in (secret, json.dumps(secret)[1:-1], json.dumps(json.dumps(secret)[1:-1])[1:-1]):
+        assert form not in text

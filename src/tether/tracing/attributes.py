@@ -10,7 +10,7 @@ from ..codec import message_to_dict
 from ..messages import Message, ToolResultBlock
 from ..middleware import ModelRequest, RunRequest, ToolRequest
 from ..types import Usage
-from .redact import redact
+from .redact import redact_value
 
 __all__ = [
     "content",
@@ -86,9 +86,10 @@ def result_attributes(result: ToolResultBlock) -> dict[str, Any]:
 
 
 def content(value: Any, secrets: tuple[str, ...]) -> str:
-    """``value`` as captured text: JSON, secrets redacted, cut to ``MAX_CONTENT`` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = redact(text, secrets)
+    """``value`` as captured text: JSON, secrets redacted (before it is serialised), cut to
+    ``MAX_CONTENT`` characters."""
+    clean = redact_value(value, secrets)
+    text = clean if isinstance(clean, str) else json.dumps(clean, ensure_ascii=False)
     return text if len(text) <= MAX_CONTENT else text[:MAX_CONTENT] + "…[cut]"
 
 

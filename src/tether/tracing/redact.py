@@ -5,8 +5,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["BLANK", "SENSITIVE_KEY_PARTS", "environment_secrets", "is_sensitive_key", "redact"]
+__all__ = [
+    "BLANK",
+    "SENSITIVE_KEY_PARTS",
+    "environment_secrets",
+    "is_sensitive_key",
+    "redact",
+    "redact_value",
+]
 
 BLANK = "[REDACTED]"
 _NAMED = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
@@ -16,11 +25,13 @@ _PATTERNS = re.compile(
     r"|\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{8,}"  # Authorization header values
     r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # JWTs
 )
+_PAIR_NAMES = r"(?:api[_-]?key|password|passwd|secret|token|access[_-]?token|authorization)"
 _PAIRS = re.compile(
-    r"""(["']?(?:api[_-]?key|password|passwd|secret|token|access[_-]?token|authorization)"""
-    r"""["']?\s*[:=]\s*["']?)([^"'\s,}&]{4,})""",
-    re.IGNORECASE,
+    rf"""(["']?{_PAIR_NAMES}["']?\s*[:=]\s*["']?)([^"'\s,}}&]{{4,}})""", re.IGNORECASE
 )
+_PAIR_FIELD = re.compile(rf"{_PAIR_NAMES}$", re.IGNORECASE)  # a field whose value is blanked
+MAX_DEPTH = 64  # levels of a structured value kept; deeper ones are replaced by TOO_DEEP
+TOO_DEEP = "[too deep]"
 
 
 # Substrings every match of the patterns above contains: texts without any skip the regex scan.
@@ -84,3 +95,26 @@ def redact(text: str, secrets: tuple[str, ...] | None = None) -> str:
     if any(hint in lower for hint in _PAIR_HINTS):
         text = _PAIRS.sub(lambda m: m.group(1) + BLANK, text)
     return text
+
+
+def redact_value(value: Any, secrets: tuple[str, ...] | None = None, _depth: int = 0) -> Any:
+    """``value`` (JSON-like data) with every string redacted and the values of fields named
+    like a credential blanked, before it is serialised: JSON escaping (``"`` as ``\\"``) would
+    hide a secret from ``redact``. Other objects become their ``str``; nesting stops at
+    ``MAX_DEPTH``."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if _depth >= MAX_DEPTH:
+        return TOO_DEEP
+    if isinstance(value, Mapping):
+        return {
+            redact(str(k), secrets): BLANK
+            if isinstance(k, str) and _PAIR_FIELD.search(k)
+            else redact_value(v, secrets, _depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_value(v, secrets, _depth + 1) for v in value]
+    return redact(str(value), secrets)
