@@ -1,33 +1,46 @@
 """``Recorder``: every run traced to a JSON-lines file, no OpenTelemetry needed. One line per
-span as it ends (children before their parents); ``tether trace FILE`` reads it back."""
+span as it ends (children before their parents); ``tether trace FILE`` reads it back.
+
+Tracing never fails the run it traces: a file that cannot be written (a full disk, a bad path)
+is reported once, to ``on_failure`` or as a ``TraceWriteWarning``, and later spans are dropped."""
 
 from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
-import weakref
+import warnings
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from .lines import LineFile
 from .middleware import Tracing
 from .redact import redact
 from .spans import Attributes, Kind, Span, error_kind
 
-__all__ = ["FORMAT", "JsonLinesSink", "Recorder"]
+__all__ = ["FORMAT", "FailureHandler", "JsonLinesSink", "Recorder", "TraceWriteWarning"]
 
 FORMAT = 1  # the "v" of every line
 
+FailureHandler = Callable[[Exception], None]
+
+
+class TraceWriteWarning(RuntimeWarning):
+    """A trace file could not be written: the run went on, its later spans were dropped."""
+
 
 class JsonLinesSink:
-    """Spans appended to ``path`` as JSON lines (the file and its directory are created)."""
+    """Spans appended to ``path`` as JSON lines (the file and its directory are created).
+    The first failure to write goes to ``on_failure`` (default: a ``TraceWriteWarning``); from
+    then on spans are dropped."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, on_failure: FailureHandler | None = None) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
-        self._file: TextIO | None = None
+        self.on_failure = on_failure
+        self.failure: Exception | None = None
+        self._file = LineFile(self.path)
 
     def start(self, kind: Kind, name: str, parent: Span | None, attributes: Attributes) -> Span:
         mine = parent if isinstance(parent, RecordedSpan) and parent.sink is self else None
@@ -35,21 +48,27 @@ class JsonLinesSink:
         return RecordedSpan(self, kind, name, trace, mine.id if mine else None, attributes)
 
     def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-        with self._lock:
-            if self._file is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("a", encoding="utf-8")
-                weakref.finalize(self, self._file.close)
-            self._file.write(line)
-            self._file.flush()  # each span is in the file once it ended
+        """Append ``record`` as one line; never raises (see the class)."""
+        if self.failure is not None:
+            return
+        try:
+            line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+            self._file.append(line.encode("utf-8", errors="replace"))
+        except Exception as exc:  # observability must not fail the run: reported, not raised
+            self._failed(exc)
 
     def close(self) -> None:
         """Close the file (a later span opens it again)."""
-        with self._lock:
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+        self._file.close()
+
+    def _failed(self, exc: Exception) -> None:
+        self.failure = exc
+        self._file.close()
+        if self.on_failure is not None:
+            self.on_failure(exc)
+            return
+        message = f"the trace could not be written to {self.path} ({exc}); later spans are dropped"
+        warnings.warn(TraceWriteWarning(message), stacklevel=2)
 
 
 class RecordedSpan:
@@ -110,8 +129,22 @@ def _describe(error: BaseException | str) -> str:
 
 class Recorder(Tracing):
     """Trace every run to the JSON-lines file ``path``. Prompts, answers, arguments and results
-    are kept (secrets redacted) unless ``capture_content=False``: the file is the user's own."""
+    are kept (secrets redacted) unless ``capture_content=False``: the file is the user's own.
+    A file that cannot be written is reported once (``on_failure``, else a warning); the runs
+    go on without it."""
 
-    def __init__(self, path: str | Path, *, capture_content: bool = True) -> None:
-        super().__init__(JsonLinesSink(path), capture_content=capture_content)
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        capture_content: bool = True,
+        on_failure: FailureHandler | None = None,
+    ) -> None:
+        self.recording = JsonLinesSink(path, on_failure=on_failure)
+        super().__init__(self.recording, capture_content=capture_content)
         self.path = Path(path)
+
+    @property
+    def failure(self) -> Exception | None:
+        """Why the file could not be written, if it could not (spans are dropped since)."""
+        return self.recording.failure
