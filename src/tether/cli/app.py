@@ -28,6 +28,7 @@ from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 from .demo_tools import demo_tools
 from .loading import load_tool_spec, merge_tools
 from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome
+from .trace_notice import TraceNotice, show_trace_failures
 
 __all__ = [
     "Cancelled",
@@ -170,14 +171,15 @@ def build_agent(
     max_iterations: int = 10,
     trace: Path | None = None,
 ) -> Agent:
-    """The agent the CLI runs (recording its runs to ``trace``, if given)."""
+    """The agent the CLI runs (recording its runs to ``trace``, if given: a file that cannot be
+    written is a warning after the turn, see ``trace_notice``)."""
     return Agent(
         system=system,
         transport=transport,
         tools=list(tools),
         max_iterations=max_iterations,
         last_iteration_message=LAST_ITERATION_MESSAGE if max_iterations > 1 else None,
-        middleware=[] if trace is None else [Recorder(trace)],
+        middleware=[] if trace is None else [Recorder(trace, on_failure=TraceNotice(trace))],
     )
 
 
@@ -267,6 +269,8 @@ def command_run(
     except (Cancelled, KeyboardInterrupt):
         err.print(Text("interrupted", style="yellow"))
         return EXIT_INTERRUPTED
+    finally:
+        show_trace_failures(agent, err)
     if outcome.error is not None:
         report_error(err, outcome.error, opts.verbose)
         return EXIT_FAILED

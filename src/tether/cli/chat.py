@@ -31,6 +31,7 @@ from .app import (
 )
 from .args import EXIT_OK, store_path
 from .render import Renderer, TurnOutcome, summary_line
+from .trace_notice import show_trace_failures
 
 __all__ = ["HELP", "ChatSession", "command_chat"]
 
@@ -192,6 +193,7 @@ def _chat(
                 outcome = runner.run(session.turn(line))
             except KeyboardInterrupt:  # where signals cannot cancel the task itself
                 continue
+            show_trace_failures(session.agent, err)
             if outcome.error is not None:
                 report_error(err, outcome.error, opts.verbose)
     finally:
