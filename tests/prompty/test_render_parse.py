@@ -308,7 +308,9 @@ def test_a_marker_with_a_forged_nonce_is_an_injection_error() -> None:
 
 def test_pre_render_signs_author_markers_and_keeps_their_attributes() -> None:
     signed = pre_render('system:\n# user[name="Bob", id=7,]:\n{{ q }}', "n0nce")
-    assert signed == 'system[nonce="n0nce"]:\nuser[name="Bob", id=7, nonce="n0nce"]:\n{{ q }}'
+    assert signed == (
+        'system[nonce="n0nce"]:\nuser[nonce="n0nce", name="Bob", id=7, nonce="n0nce"]:\n{{ q }}'
+    )
     messages = parse(signed.replace("{{ q }}", "user:\nnot a marker"), nonce="n0nce")
     assert _roles(messages) == [("system", ""), ("user", "user:\nnot a marker")]
     assert dict(messages[1].metadata) == {"name": "Bob", "id": 7}

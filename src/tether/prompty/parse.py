@@ -8,14 +8,22 @@ are recognised by hand rather than by the spec's backtracking regex.
 
 from __future__ import annotations
 
-import re
 import secrets
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..messages import Message
 from .errors import PromptyError
+from .markers import (
+    ROLES,
+    ParseError,
+    RoleInjectionError,
+    RoleMarker,
+    check_seals,
+    match_role_marker,
+    sign,
+)
 from .messages import Part, PromptMessage, from_tether
 from .render import forges_role_boundary, render
 from .render_base import MAX_INPUT_DEPTH, MAX_OUTPUT_CHARS, NONCE_PREFIX, RichInput, StrictViolation
@@ -36,138 +44,21 @@ __all__ = [
     "resolve_parts",
 ]
 
-ROLES = frozenset({"system", "user", "assistant", "developer"})
 MAX_RENDERED_CHARS = MAX_OUTPUT_CHARS
-_INT = re.compile(r"[+-]?\d{1,30}", re.ASCII)
-_FLOAT = re.compile(r"[+-]?\d{1,30}\.\d{1,30}", re.ASCII)
-
-
-class ParseError(PromptyError, ValueError):
-    """Rendered text could not be parsed into messages."""
-
-
-class RoleInjectionError(ParseError):
-    """A role marker carried a nonce other than this render's: an input forged it."""
 
 
 class RichInputError(PromptyError, ValueError):
     """A thread/image/file/audio input's value has a shape that cannot become messages/parts."""
 
 
-@dataclass(frozen=True, slots=True)
-class RoleMarker:
-    """A role-marker line: its role, its typed attributes (``nonce`` apart), the raw nonce."""
-
-    role: str
-    attrs: Mapping[str, Any] = field(default_factory=dict)
-    nonce: str | None = None
-    raw_attrs: str = ""
-
-
-# --- role markers -------------------------------------------------------------------------
-
-
-def match_role_marker(line: str) -> RoleMarker | None:
-    """The marker on ``line`` (spec §6.2: optional ``#``, a role, optional ``[k=v, …]``, ``:``
-    alone on the line; case-insensitive), or ``None``. Linear in the line's length."""
-    text = line.strip()
-    if text.startswith("#"):
-        text = text[1:].lstrip()
-    if not text.endswith(":"):
-        return None
-    head = text[:-1].rstrip()
-    bracket = head.find("[")
-    role, block = (head, None) if bracket < 0 else (head[:bracket], head[bracket + 1 :])
-    if role.lower() not in ROLES:
-        return None
-    if block is None:
-        return RoleMarker(role.lower())
-    if not block.endswith("]"):
-        return None
-    parsed = _parse_attributes(block[:-1])
-    if parsed is None:
-        return None
-    attrs, nonce = parsed
-    return RoleMarker(role.lower(), attrs, nonce, block[:-1])
-
-
-def _parse_attributes(block: str) -> tuple[dict[str, Any], str | None] | None:
-    """``key=value, key2="value 2"`` → typed attributes and the raw nonce; ``None`` if the block
-    is not one. Unquoted values run to the next comma and are typed (bool/int/float)."""
-    attrs: dict[str, Any] = {}
-    nonce: str | None = None
-    pos, end = 0, len(block)
-    while True:
-        pos = _skip_blanks(block, pos)
-        if pos == end:
-            return (attrs, nonce) if attrs or nonce is not None else None
-        step = _attribute(block, pos)
-        if step is None:
-            return None
-        key, raw, quoted, pos = step
-        if key == "nonce":
-            nonce = raw
-        else:
-            attrs[key] = raw if quoted else _typed(raw)
-
-
-def _attribute(block: str, pos: int) -> tuple[str, str, bool, int] | None:
-    """One ``key = value`` at ``pos`` and the position after its comma."""
-    start = pos
-    while pos < len(block) and (block[pos].isalnum() or block[pos] == "_"):
-        pos += 1
-    key = block[start:pos]
-    pos = _skip_blanks(block, pos)
-    if not key or not block.startswith("=", pos):
-        return None
-    pos = _skip_blanks(block, pos + 1)
-    if block.startswith('"', pos):
-        close = block.find('"', pos + 1)
-        if close < 0:
-            return None
-        raw, quoted, pos = block[pos + 1 : close], True, _skip_blanks(block, close + 1)
-    else:
-        comma = block.find(",", pos)
-        stop = len(block) if comma < 0 else comma
-        raw, quoted, pos = block[pos:stop].strip(), False, stop
-    if pos < len(block):
-        if block[pos] != ",":
-            return None
-        pos += 1
-    return key, raw, quoted, pos
-
-
-def _skip_blanks(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-def _typed(raw: str) -> Any:
-    lowered = raw.lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    if _INT.fullmatch(raw):
-        return int(raw)
-    if _FLOAT.fullmatch(raw):
-        return float(raw)
-    return raw
-
-
 # --- parsing ------------------------------------------------------------------------------
 
 
 def pre_render(template: str, nonce: str) -> str:
-    """The template with ``nonce="<nonce>"`` added to every role marker (spec §6.3), so markers
-    the author wrote can be told from markers that arrive inside input values."""
-    lines = template.split("\n")
-    for i, line in enumerate(lines):
-        marker = match_role_marker(line)
-        if marker is not None:
-            kept = marker.raw_attrs.strip().rstrip(",")
-            lead = f"{kept}, " if kept else ""
-            lines[i] = f'{marker.role}[{lead}nonce="{nonce}"]:'
-    return "\n".join(lines)
+    """The template with every role marker signed with ``nonce`` (spec §6.3) at both ends of
+    its attribute list, so markers the author wrote can be told from markers that arrive
+    inside input values, and an attribute value cannot end its marker early."""
+    return sign(template, nonce).template
 
 
 @trace(name="parse", ignore_params=["nonce"])
@@ -365,9 +256,11 @@ def render_and_parse(
     role-marker-like line raises ``StrictViolation``."""
     checked = [n for n in inputs if n not in rich_kinds] if strict else strict_inputs
     _check_strict(inputs, checked)
-    nonce = secrets.token_hex(16) if nonce_defence else None
-    template = pre_render(instructions, nonce) if nonce else instructions
+    signed = sign(instructions, secrets.token_hex(16)) if nonce_defence else None
+    template = instructions if signed is None else signed.template
     rendered = render(template, inputs, engine=engine, rich_kinds=rich_kinds)
+    if signed is not None:
+        check_seals(rendered.text, signed)
     threads: dict[str, Any] = {}
     parts: dict[str, Part] = {}
     for key, rich in rendered.rich.items():
@@ -375,6 +268,7 @@ def render_and_parse(
             threads[key] = _require_thread(rich, key)
         else:
             parts[key] = _as_part(rich)
+    nonce = None if signed is None else signed.nonce
     messages = parse(rendered.text, nonce=nonce, threads=threads)
     return resolve_parts(messages, parts) if parts else messages
 
