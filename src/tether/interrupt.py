@@ -182,17 +182,22 @@ def fire_soon(loop: asyncio.AbstractEventLoop, fire: Callable[[], object]) -> No
 
 async def survive(awaitable: Awaitable[T]) -> T:
     """Await to the end even if this task is cancelled meanwhile, any number of times; then
-    re-raise the cancellation. For cleanup that must not be cut short (storing results)."""
+    re-raise the cancellation (before the awaitable's own failure, if it failed too). For
+    cleanup that must not be cut short (storing results), and writes whose outcome the caller
+    must know."""
     task = asyncio.ensure_future(awaitable)
     cancelled = False
     while True:
         try:
             result = await asyncio.shield(task)
             break
-        except asyncio.CancelledError:
-            if task.done():
-                raise
-            cancelled = True
+        except BaseException as exc:
+            if not task.done():
+                cancelled = True  # this task was cancelled: wait on for the work
+                continue
+            if cancelled:
+                raise asyncio.CancelledError from exc
+            raise
     if cancelled:
         raise asyncio.CancelledError
     return result

@@ -4,16 +4,19 @@ it never loops on its own."""
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack, aclosing
-from typing import Any, Literal, Self, TypeVar, overload
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from types import AsyncGeneratorType
+from typing import Any, Literal, Self, TypeVar, cast, overload
 
 from ..agent import Agent
 from ..context import ContextStore, MemoryContextStore, new_session_id
 from ..early import CompleteCalls
-from ..errors import MaxIterationsError, TetherError
+from ..errors import ConflictError, MaxIterationsError, TetherError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..mcp.tool import McpTool
 from ..messages import Message, TextBlock, ToolUseBlock
@@ -95,6 +98,9 @@ class AgentSession:
         )
         self._opened = not _opens(store)  # a tether store is opened on entering (or first use)
         self._limited = False  # the last run stopped at the round limit
+        self._stale = False  # another writer moved the stored session on: reload it first
+        self._one_run = asyncio.Lock()  # one run at a time; a left stream ends before the next
+        self._streams: weakref.WeakSet[AsyncGeneratorType[str, None]] = weakref.WeakSet()
         self._final = ""  # the last run's answer
         self._agent = Agent(
             system or "",
@@ -167,6 +173,8 @@ class AgentSession:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        async with self._turn():  # a stream left open ends (and stores) before servers close
+            pass
         exits, self._exits = self._exits, None
         try:
             if exits is not None:
@@ -183,10 +191,10 @@ class AgentSession:
         if self._pending is not None:
             pending, self._pending = self._pending, None
             self._restore(await pending)
-        if not self._opened:
+        if not self._opened or self._stale:
             self._context = await self.store.open(self.session_id)
             self._messages = await self._context.get_history()
-            self._opened = True
+            self._opened, self._stale = True, False
 
     # -- talking ----------------------------------------------------------------------------------
 
@@ -208,15 +216,31 @@ class AgentSession:
             return await self._answer(user_input)
         return await self._typed(user_input, OutputSpec.of(output))
 
-    async def stream(self, user_input: str | Message) -> AsyncGenerator[str, None]:
+    def stream(self, user_input: str | Message) -> AsyncGenerator[str, None]:
         """Send a message; the answer's text as it arrives (tool calls are silent). Leaving
-        early (``break``) stops the run there, its history kept valid."""
-        async with aclosing(self._run(user_input)) as events:
+        early (``break``) stops the run there, its history kept valid; the next ``send`` or
+        ``stream`` starts once that is done (and ends a stream left open but still held)."""
+        chunks = self._chunks(user_input)
+        self._streams.add(cast(AsyncGeneratorType[str, None], chunks))
+        return chunks
+
+    async def _chunks(self, user_input: str | Message) -> AsyncGenerator[str, None]:
+        async with self._turn(), aclosing(self._run(user_input)) as events:
             async for event in events:
                 if type(event) is TextDelta:
                     yield event.delta
                 elif type(event) is str:
                     yield event
+
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """Hold the session for one run: streams left suspended are closed first (their
+        cleanup stores what they had), and a run still going elsewhere is waited for."""
+        for left in list(self._streams):
+            if not left.ag_running:
+                await left.aclose()
+        async with self._one_run:
+            yield
 
     def cancel_tool_call(self, call_id: str) -> bool:
         """Cancel one running tool call (its id is in ``on_tool``'s context): it answers "Tool
@@ -238,7 +262,7 @@ class AgentSession:
 
     async def _answer(self, user_input: str | Message) -> str:
         answer = ""
-        async with aclosing(self._run(user_input)) as events:
+        async with self._turn(), aclosing(self._run(user_input)) as events:
             async for event in events:
                 if type(event) is str:
                     answer = event
@@ -275,7 +299,7 @@ class AgentSession:
         """One run's events; the round-limit message comes as a plain string."""
         if self._tools.servers and self._exits is None:
             raise RuntimeError("enter the session first: `async with AgentSession(...) as s`")
-        if self._pending is not None or not self._opened:
+        if self._pending is not None or not self._opened or self._stale:
             await self._open_store()
         self._limited, self._final = False, ""
         failure: BaseException | None = None
@@ -293,6 +317,7 @@ class AgentSession:
                         self.total_usage = self.total_usage + event.usage
                     elif type(event) is Error:
                         failure = event.exception
+                        self._stale = self._stale or isinstance(failure, ConflictError)
                         if isinstance(failure, MaxIterationsError):
                             failure, self._limited = None, True
                             yield self._limit_text()
@@ -300,6 +325,9 @@ class AgentSession:
                     elif type(event) is SessionEndEvent and event.error is None:
                         self._final = await run.get_final_text()
                     yield event
+        except ConflictError:
+            self._stale = True
+            raise
         finally:
             if self._hooks is not None:
                 self._hooks.forget()

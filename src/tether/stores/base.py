@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..codec import message_from_json, message_to_json
+from ..interrupt import survive
 from ..messages import Message, TextBlock, text_message
 
 __all__ = [
@@ -101,6 +102,11 @@ class StoredContext:
         return self._known
 
     async def append(self, message: Message) -> None:
+        """Append ``message``. A cancelled append is finished first, so its outcome is never
+        ambiguous: it either landed (and the next goes after it) or it did not."""
+        await survive(self._append(message))
+
+    async def _append(self, message: Message) -> None:
         self._known = await self._store.append_at(self._session, self._known, message)
 
     async def get_history(self) -> list[Message]:
@@ -110,6 +116,10 @@ class StoredContext:
         return await self._store.copy_of(await self.get_history())
 
     async def clear(self) -> None:
+        """Remove every message; a ``ConflictError`` if another writer wrote since this one."""
+        await survive(self._clear())
+
+    async def _clear(self) -> None:
         self._known = await self._store.clear_at(self._session, self._known)
 
     def __repr__(self) -> str:
