@@ -90,3 +90,30 @@ def changing_http(tmp_path: Path) -> Iterator[str]:
     finally:
         proc.kill()
         proc.wait()
+
+
+HOSTILE = HERE / "servers" / "hostile.py"
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> tuple[list[str], Path]:
+    """The command line of the hostile server over stdio (flags go after it), and its marker
+    directory."""
+    return [sys.executable, str(HOSTILE), "stdio", str(tmp_path)], tmp_path
+
+
+@pytest.fixture
+def hostile_http(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The hostile server over Streamable HTTP on 127.0.0.1: its URL and marker directory."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(HOSTILE), "http", str(port), str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp", tmp_path
+    finally:
+        proc.kill()
+        proc.wait()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 def free_port() -> int:
@@ -59,3 +61,36 @@ def other_tasks() -> set[object]:
     import asyncio
 
     return {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
+
+
+def open_fds() -> int:
+    """How many file descriptors this process holds open."""
+    return len(os.listdir("/proc/self/fd"))
+
+
+def large_open_files(limit: int = 1 << 20) -> list[str]:
+    """The regular files this process holds open that are larger than ``limit`` bytes."""
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            info = os.stat(f"/proc/self/fd/{fd}")
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+            found.append(f"{target} ({info.st_size} bytes)")
+    return found
+
+
+def dead(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie waiting to be reaped)."""
+    try:
+        stat_line = open(f"/proc/{pid}/stat").read()  # noqa: SIM115
+    except OSError:
+        return True
+    return stat_line.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def texts(messages: list[Any]) -> list[str]:
+    """The text of every tool result in ``messages`` (a session's), in order."""
+    return [str(r.content) for m in messages for r in m.tool_results]

@@ -3,7 +3,8 @@
 The SDK's client must be entered and left in one task that stays alive in between; holding it in
 a task of its own lets any run's task call through it, and lets a session close it from wherever
 the session ends. The connection notices when the server's stream ends (the process died, the
-HTTP session broke) so the next use can reconnect instead of failing.
+HTTP session broke) so the next use can reconnect instead of failing, and checks each tool list
+tool by tool on its way in (``ListingCheck``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
+
+from .wirecheck import ListingCheck
 
 __all__ = ["Connection", "first_cause"]
 
@@ -26,11 +29,19 @@ _CLOSE_WAIT = 10.0  # seconds a server may take to shut down before its task is 
 class Connection:
     """A client connected to one server, from ``open`` until ``close`` or the server goes away."""
 
-    __slots__ = ("_ended", "_on_change", "_stop", "_task", "_transport", "client")
+    __slots__ = ("_check", "_ended", "_on_change", "_stop", "_task", "_transport", "client")
 
-    def __init__(self, transport: Transport, on_change: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        on_change: Callable[[], None],
+        on_dropped: Callable[[str, str], None],
+    ) -> None:
+        """``on_change()`` hears that the server's tool list changed; ``on_dropped(name,
+        reason)`` of each tool taken out of a list because the SDK could not read it."""
         self._transport = transport
         self._on_change = on_change
+        self._check = ListingCheck(self._version, on_dropped)
         self._stop = asyncio.Event()
         self._ended = False
         self._task: asyncio.Task[None] | None = None
@@ -79,7 +90,7 @@ class Connection:
         from mcp import Client  # noqa: PLC0415 - the SDK loads with the first connection
 
         try:
-            transport = _watched(self._transport(), self._end)
+            transport = _watched(self._transport(), self._end, self._check)
             client = Client(transport, mode="auto", message_handler=self._message)
             async with client, _listening(client, self._on_change):
                 ready.set_result(client)
@@ -98,6 +109,13 @@ class Connection:
 
     def _end(self) -> None:
         self._ended = True
+
+    def _version(self) -> str | None:
+        try:
+            version = self.client.protocol_version
+        except Exception:  # not negotiated yet
+            return None
+        return version if isinstance(version, str) else None
 
     async def _message(self, message: Any) -> None:
         from mcp import types  # noqa: PLC0415
@@ -145,21 +163,26 @@ async def _drain(events: Any, on_change: Callable[[], None]) -> None:
 
 @asynccontextmanager
 async def _watched(
-    transport: AbstractAsyncContextManager[tuple[Any, Any]], on_end: Callable[[], None]
+    transport: AbstractAsyncContextManager[tuple[Any, Any]],
+    on_end: Callable[[], None],
+    check: ListingCheck,
 ) -> AsyncIterator[tuple[Any, Any]]:
     async with transport as (read, write):
-        yield _Receiving(read, on_end), write
+        yield _Receiving(read, on_end, check.received), _Sending(write, check.sent)
 
 
 class _Receiving:
     """The transport's receive stream, telling ``on_end`` when its reader lets go of it (the
-    stream ended, or the connection is closing). Messages pass straight through."""
+    stream ended, or the connection is closing) and ``seen`` of each message read."""
 
-    __slots__ = ("_on_end", "_stream")
+    __slots__ = ("_on_end", "_seen", "_stream")
 
-    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
+    def __init__(
+        self, stream: Any, on_end: Callable[[], None], seen: Callable[[Any], None]
+    ) -> None:
         self._stream = stream
         self._on_end = on_end
+        self._seen = seen
 
     async def __aenter__(self) -> _Receiving:
         await self._stream.__aenter__()
@@ -169,8 +192,42 @@ class _Receiving:
         self._on_end()
         return await self._stream.__aexit__(*exc_info)
 
-    def __aiter__(self) -> Any:
-        return self._stream.__aiter__()
+    def __aiter__(self) -> _Receiving:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self._stream.__anext__()
+        self._seen(item)
+        return item
+
+    async def receive(self) -> Any:
+        item = await self._stream.receive()
+        self._seen(item)
+        return item
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class _Sending:
+    """The transport's send stream, telling ``seen`` of each message before it goes out."""
+
+    __slots__ = ("_seen", "_stream")
+
+    def __init__(self, stream: Any, seen: Callable[[Any], None]) -> None:
+        self._stream = stream
+        self._seen = seen
+
+    async def __aenter__(self) -> _Sending:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._stream.__aexit__(*exc_info)
+
+    async def send(self, item: Any) -> None:
+        self._seen(item)
+        await self._stream.send(item)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)

@@ -9,10 +9,9 @@ next use reconnects, a bounded number of times.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import warnings
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Self
 
@@ -21,8 +20,10 @@ from ..interrupt import Overrun, within
 from ..messages import ToolResultBlock
 from ..tools.progress import ProgressSink, progress_sink
 from ..tools.tool import Tool
+from .catalog import ToolCatalog
 from .connection import Connection, first_cause
 from .content import result_content
+from .listing import Listing, read_listing
 
 __all__ = ["McpError", "McpServer"]
 
@@ -39,8 +40,6 @@ _REQUEST_TIMEOUT = -32001
 _HTTP_FAILURES = frozenset(
     ((-32600, "Session terminated"), (-32603, "Server returned an error response"))
 )
-_MAX_DESCRIPTION = 4_000  # characters of a tool's description kept
-_MAX_SCHEMA = 64_000  # characters of a tool's JSON Schema; a larger tool is left out
 
 
 class McpError(TetherError):
@@ -51,18 +50,23 @@ class McpServer:
     """A connection to one MCP server, usable as a tool source once entered (``async with``).
 
     ``prefix`` names the server's tools when another source already offers the same name;
-    ``timeout`` bounds every call, ``connect_timeout`` every (re)connection.
+    ``timeout`` bounds every call, ``connect_timeout`` every (re)connection, ``list_timeout``
+    how long a caller waits for a tool list being read again before it gets the last one.
+    ``degraded`` says what is wrong with the tools offered, if anything.
     """
 
-    def __init__(self, prefix: str, timeout: float, connect_timeout: float) -> None:
-        if timeout <= 0 or connect_timeout <= 0:
-            raise ValueError("timeout and connect_timeout must be positive")
+    def __init__(
+        self, prefix: str, timeout: float, connect_timeout: float, list_timeout: float = 5.0
+    ) -> None:
+        if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
+            raise ValueError("timeout, connect_timeout and list_timeout must be positive")
         self.prefix = prefix
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.revision = 0  # moves whenever the tool list may have changed
         self._connection: Connection | None = None
-        self._tools: list[Tool] | None = None
+        self._catalog = ToolCatalog(self._read_tools, list_timeout, self._settled, prefix)
+        self._dropped: list[str] = []  # tools the connection took out of the list being read
         self._entered = False
         self._lock: asyncio.Lock | None = None
 
@@ -92,6 +96,7 @@ class McpServer:
 
     async def __aexit__(self, *exc_info: object) -> None:
         self._entered = False
+        await self._catalog.close()
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.close()
@@ -107,8 +112,7 @@ class McpServer:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: PLC0415
 
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            self._tools = None
-            await self.list_tools()
+            self._catalog.accept(await self._read_tools())
             return
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ping is deprecated, but it is the old era's probe
@@ -116,11 +120,26 @@ class McpServer:
 
     # -- tools ------------------------------------------------------------------------------------
 
+    @property
+    def degraded(self) -> str | None:
+        """Why the tools offered may not be all the server's, or not its latest list (a
+        listing that failed or is late, tools left out); None while nothing is wrong."""
+        failure = self._catalog.failure
+        return "; ".join([*([failure] if failure else ()), *self._catalog.problems]) or None
+
     async def list_tools(self) -> list[Tool]:
-        """The server's tools (its last list, unless the server said it changed)."""
-        if self._tools is not None and self.connected:
-            return self._tools
+        """The server's tools: its last list, read again first when the server said it changed
+        (waiting at most ``list_timeout`` for the answer, else the last list is kept)."""
+        if not self._entered:
+            raise McpError(f"{self.describe()} is not connected: enter it first (async with)")
+        if not self.connected:
+            self._catalog.invalidate()  # a server started again may offer other tools
+        return await self._catalog.current()
+
+    async def _read_tools(self) -> Listing:
+        """Read the server's tool list now (raising ``McpError`` if it cannot be read)."""
         client = await self._live()
+        self._dropped = []
         listed: list[Any] = []
         cursor = None
         for _ in range(_MAX_PAGES):
@@ -129,36 +148,19 @@ class McpServer:
             cursor = page.next_cursor
             if not cursor or len(listed) >= _MAX_TOOLS:
                 break
-        self._tools = [t for t in (self._tool(d) for d in listed[:_MAX_TOOLS]) if t is not None]
-        return self._tools
+        listing = read_listing(listed[:_MAX_TOOLS], self._caller)
+        return Listing(listing.tools, (*self._dropped, *listing.problems))
 
-    def _tool(self, definition: Any) -> Tool | None:
-        """A server tool as the loop calls it; None for one tether cannot call."""
-        execution = getattr(definition, "execution", None)
-        if getattr(execution, "task_support", None) == "required":
-            return None  # only callable as a task, which this client does not run
-        name = definition.name
-        schema = definition.input_schema or {}
-        if len(json.dumps(schema, default=str)) > _MAX_SCHEMA:
-            log.warning(
-                "%s: tool %r left out: its input schema is too large", self.describe(), name
-            )
-            return None
+    def _caller(self, name: str) -> Callable[..., Awaitable[ToolResultBlock]]:
+        """The handler of the server's tool ``name``."""
 
         async def call(**arguments: Any) -> ToolResultBlock:
             return await self.call(name, arguments, progress_sink())
 
-        try:
-            return Tool(
-                name,
-                call,
-                (definition.description or "")[:_MAX_DESCRIPTION],
-                schema=schema,
-                reports_progress=True,
-            )
-        except (TypeError, ValueError) as exc:
-            log.warning("%s: tool %r left out: %s", self.describe(), name, exc)
-            return None
+        return call
+
+    def _drop(self, name: str, reason: str) -> None:
+        self._dropped.append(f"tool {name!r} left out: {reason}")
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], progress: ProgressSink | None = None
@@ -176,8 +178,11 @@ class McpServer:
         return ToolResultBlock("mcp", result_content(result), bool(result.is_error))
 
     def _changed(self) -> None:
-        self._tools = None
+        self._catalog.invalidate()
         self.revision += 1
+
+    def _settled(self) -> None:
+        self.revision += 1  # a reading ended: a loop that cached the last list asks again
 
     # -- the connection ---------------------------------------------------------------------------
 
@@ -252,7 +257,7 @@ class McpServer:
         raise McpError(f"{failure} (gave up after {len(_RECONNECT_DELAYS)} reconnection attempts)")
 
     async def _connect(self) -> Any:
-        connection = Connection(self._transport, self._changed)
+        connection = Connection(self._transport, self._changed, self._drop)
         try:
             client = await connection.open(self.connect_timeout)
         except TimeoutError:

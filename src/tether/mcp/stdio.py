@@ -31,12 +31,13 @@ class McpStdio(McpServer):
         name: str | None = None,
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
+        list_timeout: float = 5.0,
     ) -> None:
         if not command:
             raise ValueError("McpStdio needs a command")
         if isinstance(args, str):
             raise TypeError("McpStdio args must be a list of strings, not one string")
-        super().__init__(name or Path(command).name, timeout, connect_timeout)
+        super().__init__(name or Path(command).name, timeout, connect_timeout, list_timeout)
         self.command = command
         self.args = list(args)
         self.env = dict(env or {})

@@ -25,13 +25,14 @@ class McpStreamable(McpServer):
         name: str | None = None,
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
+        list_timeout: float = 5.0,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"McpStreamable needs an http(s) URL, got {url!r}")
         if parts.username or parts.password:
             raise ValueError("McpStreamable: put credentials in token= or headers=, not the URL")
-        super().__init__(name or parts.hostname, timeout, connect_timeout)
+        super().__init__(name or parts.hostname, timeout, connect_timeout, list_timeout)
         self.url = url
         self.headers = dict(headers or {})
         self._token = token

@@ -1,0 +1,113 @@
+"""``ToolCatalog``: a server's last good tool list, read again in the background when it may have
+changed. A caller waits for a new list only until ``budget`` seconds after its reading began;
+past that (or when reading failed) it gets the last good list, and the reason is kept, so a
+server that never answers ``tools/list`` delays a turn once, not every model call."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from ..tools.tool import Tool
+from .listing import Listing
+
+__all__ = ["ToolCatalog"]
+
+log = logging.getLogger("tether.mcp")
+
+
+class ToolCatalog:
+    """The tools of one server: ``current()`` for callers, ``invalidate()`` when the list may
+    have changed, ``accept()`` for a list read elsewhere, ``close()`` to stop reading.
+
+    ``read()`` reads the list (raising what went wrong); ``settled()`` is told each time a
+    reading ends, well or not; ``name`` names the server in log lines."""
+
+    def __init__(
+        self,
+        read: Callable[[], Awaitable[Listing]],
+        budget: float,
+        settled: Callable[[], None],
+        name: str,
+    ) -> None:
+        self.budget = budget
+        self.tools: list[Tool] = []
+        self.problems: tuple[str, ...] = ()  # of the last good list: tools left out
+        self.failure: str | None = None  # why the last good list is all there is
+        self._read = read
+        self._settled = settled
+        self._name = name
+        self._wanted = 1  # bumped by invalidate(); a list is fresh when read for the latest
+        self._have = 0
+        self._task: asyncio.Task[None] | None = None
+        self._began = 0.0
+
+    @property
+    def stale(self) -> bool:
+        """Whether the list may have changed since it was last read."""
+        return self._have != self._wanted
+
+    def invalidate(self) -> None:
+        """The list may have changed: the next ``current()`` reads it again."""
+        self._wanted += 1
+
+    def accept(self, listing: Listing) -> None:
+        """Take ``listing``, read by the caller just now, as the current list."""
+        self._take(listing, self._wanted)
+
+    async def current(self) -> list[Tool]:
+        """The list, read again first if it may have changed and the reading is done within
+        its budget; else the last good list (``failure`` says why)."""
+        if not self.stale:
+            return self.tools
+        task = self._task
+        if task is None:
+            task = self._task = asyncio.create_task(self._reading(), name="tether-mcp-tools")
+            self._began = asyncio.get_running_loop().time()
+        left = self._began + self.budget - asyncio.get_running_loop().time()
+        if left > 0:
+            await asyncio.wait((task,), timeout=left)  # the reading goes on after a timeout
+        if not task.done() and self.failure is None:
+            self._fail(f"tools/list has not answered within {self.budget:g} s")
+        return self.tools
+
+    async def close(self) -> None:
+        """Stop a reading still under way."""
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _reading(self) -> None:
+        wanted = self._wanted
+        try:
+            listing = await self._read()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # McpError, or anything a broken server made the SDK raise
+            self._fail(str(exc) or type(exc).__name__)
+        else:
+            self._take(listing, wanted)
+        finally:
+            self._task = None
+        self._settled()
+
+    def _take(self, listing: Listing, wanted: int) -> None:
+        if listing.problems and listing.problems != self.problems:
+            for problem in listing.problems:
+                log.warning("MCP server %r: %s", self._name, problem)
+        self.tools, self.problems, self.failure = list(listing.tools), listing.problems, None
+        self._have = wanted
+
+    def _fail(self, reason: str) -> None:
+        if reason != self.failure:
+            log.warning(
+                "MCP server %r: %s; offering its last list (%d tools)",
+                self._name,
+                reason,
+                len(self.tools),
+            )
+        self.failure = reason
