@@ -24,6 +24,7 @@ from .catalog import ToolCatalog
 from .connection import Connection, first_cause
 from .content import result_content
 from .listing import Listing, read_listing
+from .redact import scrub
 
 __all__ = ["McpError", "McpServer"]
 
@@ -277,10 +278,7 @@ class McpServer:
         tail = self._tail()
         if tail:
             message = f"{message}. Its stderr ended with:\n{tail}"
-        for secret in self._secrets():
-            if secret:
-                message = message.replace(secret, "[REDACTED]")
-        return message
+        return scrub(message, self._secrets())
 
 
 def _forwarding(sink: ProgressSink) -> Any:

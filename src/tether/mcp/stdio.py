@@ -2,24 +2,24 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from .child import child_streams
+from .redact import secret_args, secret_env
 from .server import McpServer
+from .stderr import StderrTail
 
 __all__ = ["McpStdio"]
-
-_TAIL_BYTES = 2_000
 
 
 class McpStdio(McpServer):
     """``command args...`` as an MCP server. The child gets a minimal environment (``HOME``,
-    ``PATH``, ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``; its stderr is kept so a
-    failure can quote its last lines."""
+    ``PATH``, ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``; the last 64 KB of its
+    stderr are kept so a failure can quote its last lines (with the values of ``env`` and what
+    looks like a credential in ``args`` blanked); whatever it starts ends with the session."""
 
     def __init__(
         self,
@@ -42,40 +42,21 @@ class McpStdio(McpServer):
         self.args = list(args)
         self.env = dict(env or {})
         self.cwd = cwd
-        self._errlog: IO[str] | None = None
+        self._stderr = StderrTail()
 
     def describe(self) -> str:
         # The command only: its arguments may hold a token.
         return f"MCP server {self.prefix!r} ({self.command})"
 
-    def _transport(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
-        from mcp import StdioServerParameters, stdio_client  # noqa: PLC0415
+    def __repr__(self) -> str:
+        return f"McpStdio({self.command!r}, name={self.prefix!r})"
 
-        if self._errlog is not None:
-            self._errlog.close()
-        self._errlog = tempfile.TemporaryFile(  # noqa: SIM115 - kept open for the connection's life
-            "w+", encoding="utf-8", errors="replace"
-        )
-        params = StdioServerParameters(
-            command=self.command, args=self.args, env=self.env or None, cwd=self.cwd
-        )
-        return stdio_client(params, errlog=self._errlog)
+    def _transport(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+        self._stderr = StderrTail()  # this process's own
+        return child_streams(self.command, self.args, self.env, self.cwd, self._stderr)
 
     def _secrets(self) -> Sequence[str]:
-        return [v for v in self.env.values() if len(v) >= 8]
+        return [*secret_env(self.env), *secret_args(self.args)]
 
     def _tail(self) -> str:
-        if self._errlog is None or self._errlog.closed:
-            return ""
-        fd = self._errlog.fileno()
-        size = os.fstat(fd).st_size
-        raw = os.pread(fd, _TAIL_BYTES, max(0, size - _TAIL_BYTES))
-        return raw.decode("utf-8", "replace").strip()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        try:
-            await super().__aexit__(*exc_info)
-        finally:
-            if self._errlog is not None:
-                self._errlog.close()
-                self._errlog = None
+        return self._stderr.text()
