@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .env import hidden
 from .errors import LoadError
 from .files import Doc, PathKey, Split, dotted
 from .model import (
@@ -248,7 +249,7 @@ def _properties(node: _Node) -> tuple[Property, ...] | None:
     for i, prop in enumerate(props):
         if prop.name in seen:
             raise node.get(i if isinstance(node.value, list) else prop.name).error(
-                f"Duplicate property name '{prop.name}'"
+                f"Duplicate property name '{hidden(prop.name)}'"
             )
         seen.add(prop.name)
     return props
@@ -270,7 +271,7 @@ def _property(node: _Node, name: str | None, *, named: bool = True) -> Property:
     kind = node.get("kind").text() or "string"
     if kind not in PROPERTY_KINDS:
         raise node.get("kind").error(
-            f"Unknown property kind '{kind}' (one of {', '.join(sorted(PROPERTY_KINDS))})"
+            f"Unknown property kind '{hidden(kind)}' (one of {', '.join(sorted(PROPERTY_KINDS))})"
         )
     enum = node.get("enumValues")
     if enum.value is not None and not isinstance(enum.value, list):
@@ -315,7 +316,7 @@ def _template(node: _Node) -> Template:
     if isinstance(node.value, str):
         raise node.error(
             "Invalid template format: template must be a mapping such as "
-            f"{{format: {{kind: {node.value}}}, parser: {{kind: prompty}}}}, not a string"
+            f"{{format: {{kind: {hidden(node.value)}}}, parser: {{kind: prompty}}}}, not a string"
         )
     node.table("a mapping with format and parser")
     fmt, parser = node.get("format"), node.get("parser")
@@ -353,7 +354,7 @@ def _tools(node: _Node) -> tuple[ToolDefinition, ...] | None:
     for i, name in enumerate(names):
         if name in names[:i]:
             raise node.get(i if isinstance(node.value, list) else name).error(
-                f"Duplicate tool name '{name}'"
+                f"Duplicate tool name '{hidden(name)}'"
             )
     return tuple(tools)
 

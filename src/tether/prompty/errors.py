@@ -4,6 +4,7 @@ names, so code written against the spec (``except ValueError``) still catches th
 PromptyError
 └── LoadError (ValueError)          a .prompty file, or a file it references, is unusable
     ├── MissingFileError            the file is not there (also a FileNotFoundError)
+    ├── EnvAccessError              the file reads a variable the caller did not allow
     └── InputError                  the inputs given do not satisfy the agent's declared inputs
 """
 
@@ -11,11 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["InputError", "LoadError", "MissingFileError", "PromptyError"]
+from .env import hide
+
+__all__ = ["EnvAccessError", "InputError", "LoadError", "MissingFileError", "PromptyError"]
 
 
 class PromptyError(Exception):
-    """Base of every error the Prompty door raises on purpose."""
+    """Base of every error the Prompty door raises on purpose. A value the file read from the
+    environment never shows in its message: its ``${env:NAME}`` reference does."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(hide(a) if isinstance(a, str) else a for a in args))
 
 
 class LoadError(PromptyError, ValueError):
@@ -31,7 +38,7 @@ class LoadError(PromptyError, ValueError):
         field: str | None = None,
     ) -> None:
         super().__init__(message)
-        self.message = message
+        self.message = hide(message)
         self.path = path
         self.line = line
         self.field = field
@@ -55,6 +62,13 @@ class LoadError(PromptyError, ValueError):
 
 class MissingFileError(LoadError, FileNotFoundError):
     """The .prompty file, or a file a ``${file:...}`` reference names, does not exist."""
+
+
+class EnvAccessError(LoadError):
+    """The file references ``${env:NAME}`` and the caller did not allow ``NAME`` (``load(...,
+    env=[...])``); ``variable`` is the name. The variable was not read."""
+
+    variable: str | None = None
 
 
 class InputError(LoadError):

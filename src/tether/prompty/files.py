@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import LoadError, MissingFileError
+from .env import EnvAccess, remember
+from .errors import EnvAccessError, LoadError, MissingFileError
 
 if TYPE_CHECKING:
     import yaml
@@ -262,16 +263,17 @@ def resolve_references(
     *,
     base_dir: Path,
     allowed_roots: Sequence[Path] | None = None,
-    environ: Mapping[str, str] | None = None,
+    env: EnvAccess | None = None,
 ) -> Any:
     """``data`` with every string that is wholly ``${env:...}`` or ``${file:...}`` replaced
     (§2.11), walking all mappings and lists; other ``${protocol:...}`` strings stay as written.
-    Files resolve against ``base_dir`` and must lie inside ``allowed_roots`` (default: it)."""
+    Files resolve against ``base_dir`` and must lie inside ``allowed_roots`` (default: it);
+    variables are read as ``env`` allows (default: none), each value an ``EnvValue``."""
     roots = [base_dir] if allowed_roots is None else [base_dir, *allowed_roots]
     resolver = _Resolver(
         base_dir,
         tuple(_canonical_root(r) for r in roots),
-        os.environ if environ is None else environ,
+        EnvAccess(frozenset(), os.environ) if env is None else env,
     )
     return resolver.walk(data, doc, (), 0)
 
@@ -286,10 +288,10 @@ def _canonical_root(root: Path) -> Path:
 class _Resolver:
     """One load's reference resolution, with its budget of values visited."""
 
-    def __init__(self, base_dir: Path, roots: tuple[Path, ...], environ: Mapping[str, str]):
+    def __init__(self, base_dir: Path, roots: tuple[Path, ...], env: EnvAccess):
         self.base_dir = base_dir
         self.roots = roots
-        self.environ = environ
+        self.access = env
         self.visited = 0
 
     def walk(self, value: Any, doc: Doc, at: PathKey, includes: int) -> Any:
@@ -315,9 +317,19 @@ class _Resolver:
 
     def env(self, content: str, doc: Doc, at: PathKey) -> str:
         name, _, default = content.partition(":")
-        value = self.environ.get(name) if name and "\0" not in name else None
+        if name and not self.access.allows(name):
+            error = EnvAccessError(
+                f"${{env:{name}}} is not allowed: the caller did not let this file read "
+                f"variable '{name}' (load(..., env=['{name}']) does)",
+                path=doc.path,
+                line=doc.line_of(at),
+                field=dotted(at) or None,
+            )
+            error.variable = name
+            raise error
+        value = self.access.get(name) if name and "\0" not in name else None
         if value is not None:
-            return value
+            return remember(value, name)
         if default:
             return default
         raise doc.error(f"Environment variable '{name}' not set", at)

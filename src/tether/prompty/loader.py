@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .agent_reader import read_agent
+from .env import EnvAccess, EnvOption, hidden
 from .errors import InputError, LoadError, MissingFileError
 from .files import MAX_FILE_BYTES, parse_yaml, read_text, resolve_references, split_frontmatter
 from .model import PromptAgent
@@ -24,11 +25,19 @@ __all__ = ["load", "load_async", "load_dotenv", "loads", "validate_inputs"]
 
 
 def load(
-    path: str | os.PathLike[str], *, allowed_roots: Iterable[str | os.PathLike[str]] | None = None
+    path: str | os.PathLike[str],
+    *,
+    allowed_roots: Iterable[str | os.PathLike[str]] | None = None,
+    env: EnvOption = None,
 ) -> PromptAgent:
     """The agent in the ``.prompty`` file at ``path``. ``${file:...}`` references may read
     only inside the file's directory and ``allowed_roots``; ``.env`` files are not read
-    (that is the application's call: see ``load_dotenv``)."""
+    (that is the application's call: see ``load_dotenv``).
+
+    ``env`` says which ``${env:NAME}`` references the file may read: ``None`` (the default)
+    reads the whole environment; a list of names reads only those from ``os.environ`` (any
+    other reference is an ``EnvAccessError`` naming it); a mapping reads every name from
+    it. A value read is an ``EnvValue``: errors and traces show ``${env:NAME}``, never it."""
     try:
         file = Path(path).resolve()
     except (OSError, ValueError, RuntimeError) as exc:
@@ -37,14 +46,17 @@ def load(
         text = read_text(file)
     except MissingFileError:
         raise MissingFileError(f"Prompty file not found: {file}", path=str(file)) from None
-    return loads(text, base_dir=file.parent, source=str(file), allowed_roots=allowed_roots)
+    return loads(text, base_dir=file.parent, source=str(file), allowed_roots=allowed_roots, env=env)
 
 
 async def load_async(
-    path: str | os.PathLike[str], *, allowed_roots: Iterable[str | os.PathLike[str]] | None = None
+    path: str | os.PathLike[str],
+    *,
+    allowed_roots: Iterable[str | os.PathLike[str]] | None = None,
+    env: EnvOption = None,
 ) -> PromptAgent:
     """``load`` in a worker thread, so the event loop never waits on the disk."""
-    return await asyncio.to_thread(load, path, allowed_roots=allowed_roots)
+    return await asyncio.to_thread(load, path, allowed_roots=allowed_roots, env=env)
 
 
 def loads(
@@ -53,10 +65,11 @@ def loads(
     base_dir: str | os.PathLike[str],
     source: str | os.PathLike[str] | None = None,
     allowed_roots: Iterable[str | os.PathLike[str]] | None = None,
+    env: EnvOption = None,
 ) -> PromptAgent:
     """The agent in ``text``, the content of a ``.prompty`` file; ``base_dir`` is where its
-    ``${file:...}`` references resolve (and the allowed root besides ``allowed_roots``) and
-    ``source`` names it in errors."""
+    ``${file:...}`` references resolve (and the allowed root besides ``allowed_roots``),
+    ``source`` names it in errors, and ``env`` is as for ``load``."""
     where = None if source is None else str(source)
     if len(text) > MAX_FILE_BYTES:
         raise LoadError(f"File larger than {MAX_FILE_BYTES} characters", path=where)
@@ -69,7 +82,8 @@ def loads(
     if not isinstance(data, dict):
         raise doc.error("Frontmatter must be a YAML mapping")
     roots = None if allowed_roots is None else [Path(r) for r in allowed_roots]
-    data = resolve_references(data, doc, base_dir=Path(base_dir), allowed_roots=roots)
+    access = EnvAccess.of(env, default=None)
+    data = resolve_references(data, doc, base_dir=Path(base_dir), allowed_roots=roots, env=access)
     return read_agent(data, doc, split)
 
 
@@ -85,7 +99,7 @@ def validate_inputs(agent: PromptAgent, inputs: Mapping[str, Any] | None = None)
             validated[prop.name] = copy.deepcopy(prop.default)
         elif prop.required:
             raise InputError(
-                f"Missing required input: {prop.name}",
+                f"Missing required input: {hidden(prop.name)}",
                 path=agent.source,
                 line=prop.line,
                 field=prop.name,

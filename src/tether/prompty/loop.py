@@ -33,6 +33,7 @@ from ..tools.tool import Tool, ToolCall
 from ..transports.base import CompletionTransport
 from ..transports.retry import RetryPolicy, is_retryable
 from ..types import StopReason
+from .env import hide
 from .events import EventCallback, PromptyEvents, ToolResultsWatch
 from .messages import PromptMessage, from_tether, to_tether
 
@@ -62,7 +63,7 @@ class ExecuteError(RuntimeError):
     (pass it back as the thread of the next ``turn`` to go on)."""
 
     def __init__(self, message: str, messages: Sequence[PromptMessage]) -> None:
-        super().__init__(message)
+        super().__init__(hide(message))
         self.messages = list(messages)
 
 
@@ -79,7 +80,7 @@ class ToolNotRegisteredError(ToolNotFoundError, ValueError):
     """The model called a tool the agent does not declare: a configuration error (§9.9)."""
 
     def __init__(self, message: str, messages: Sequence[PromptMessage]) -> None:
-        super().__init__(message)
+        super().__init__(hide(message))
         self.messages = list(messages)
 
 

@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, TypeVar
 
+from .env import hidden
 from .registry import Registry
 from .render_base import (
     BUDGET,
@@ -84,7 +85,7 @@ def get_renderer(kind: str) -> TemplateRenderer:
     """The engine for ``kind``; ``InvokerError`` when none is registered."""
     renderer = _RENDERERS.get(kind.strip().lower()) if isinstance(kind, str) else None
     if renderer is None:
-        raise InvokerError(f"No renderer registered for key: {kind}")
+        raise InvokerError(f"No renderer registered for key: {hidden(kind)}")
     return renderer
 
 
@@ -111,7 +112,7 @@ def render(
     prepared, rich = _prepare_inputs(inputs, rich_kinds or {})
     text = _guarded(engine, lambda: renderer.render(template, prepared))
     if not isinstance(text, str):
-        raise RenderError(f"renderer {engine!r} returned {type(text).__name__}, not text")
+        raise RenderError(f"renderer {hidden(engine)!r} returned {type(text).__name__}, not text")
     if len(text) > MAX_OUTPUT_CHARS:
         raise TemplateLimitError(f"rendered text is over {MAX_OUTPUT_CHARS} characters")
     return Rendered(text, rich)
@@ -130,7 +131,7 @@ def render_segments(
     _check_template(template)
     renderer = get_renderer(engine)
     if not isinstance(renderer, SegmentRenderer):
-        raise InvokerError(f"No segment renderer registered for key: {engine}")
+        raise InvokerError(f"No segment renderer registered for key: {hidden(engine)}")
     prepared, _ = _prepare_inputs(inputs, rich_kinds or {})
     segments = _guarded(engine, lambda: renderer.render_segments(template, prepared, strict))
     for segment in segments:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from ..tools.tool import Tool
+from .env import hidden
 from .model import FunctionTool, PromptAgent, Property, ToolDefinition
 from .registry import get_tool, get_tool_handler, register_tool
 from .schema import object_schema
@@ -103,13 +104,13 @@ def bind_tools(agent: PromptAgent, functions: Iterable[Callable[..., Any]]) -> d
     names = {t.name for t in agent.tools or () if t.kind == "function"}
     for name in handlers:
         if name not in names:
-            listed = ", ".join(sorted(names)) or "(none)"
+            listed = ", ".join(sorted(map(hidden, names))) or "(none)"
             raise ValueError(
                 f"Tool handler '{name}' has no matching declaration in agent.tools. "
                 f"Declared function tools: {listed}"
             )
     for name in sorted(names - handlers.keys()):
-        log.warning("Tool '%s' is declared in agent.tools but no handler was given", name)
+        log.warning("Tool '%s' is declared in agent.tools but no handler was given", hidden(name))
     return handlers
 
 
@@ -134,7 +135,8 @@ def _dispatcher(
             by_kind = get_tool_handler("*")
         if by_kind is None:
             raise ValueError(
-                f"No handler registered for tool: {definition.name} (kind: {definition.kind})"
+                f"No handler registered for tool: {hidden(definition.name)} "
+                f"(kind: {hidden(definition.kind)})"
             )
         return await _settle(by_kind(definition, arguments, agent, inputs))
 

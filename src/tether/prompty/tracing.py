@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import Any, ClassVar, Protocol, TypeAlias, TypeVar, overload
 
 from ..tracing.redact import BLANK, environment_secrets, is_sensitive_key, redact
+from .env import EnvValue, known_values
 
 __all__ = [
     "MAX_DEPTH",
@@ -133,7 +134,7 @@ class _Span:
         if not self._open:
             return
         if self._secrets is None:
-            self._secrets = environment_secrets()
+            self._secrets = _secrets()
         try:
             if value is not None and is_sensitive_key(key):
                 safe: Any = BLANK
@@ -179,7 +180,14 @@ def to_dict(value: Any) -> Any:
 def redacted(value: Any) -> Any:
     """``to_dict(value)`` with secrets blanked (§3.4): the value of every key that names a
     credential at any depth, and credentials found in strings (tether's ``redact``)."""
-    return _Walk(environment_secrets()).value(value, 0)
+    return _Walk(_secrets()).value(value, 0)
+
+
+def _secrets() -> tuple[str, ...]:
+    """What redaction blanks inside text: the values of variables named like credentials, and
+    every value a ``.prompty`` file read with ``${env:...}`` whatever its name; longest first."""
+    found = {*environment_secrets(), *known_values()}
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def iso_utc(moment: dt.datetime) -> str:
@@ -206,6 +214,8 @@ class _Walk:
         if isinstance(value, float):
             return value if math.isfinite(value) else str(value)
         if isinstance(value, str):
+            if isinstance(value, EnvValue) and self.secrets is not None:
+                return BLANK  # read from the environment: blank at any length
             return self.text(value)
         if isinstance(value, dt.datetime | dt.date | dt.time):
             return iso_utc(value) if isinstance(value, dt.datetime) else value.isoformat()

@@ -14,6 +14,8 @@ from ..transports.anthropic import AnthropicTransport
 from ..transports.base import CompletionTransport
 from ..transports.openai_chat import OpenAIChatTransport
 from ..transports.openai_responses import OpenAIResponsesTransport
+from .env import hidden
+from .errors import PromptyError
 from .model import Connection, Model, ModelOptions, Property
 from .registry import get_connection
 from .schema import output_format
@@ -23,7 +25,7 @@ __all__ = ["WireError", "model_options", "transport_for"]
 _OPENAI = ("openai", "azure", "foundry", None)
 
 
-class WireError(ValueError):
+class WireError(PromptyError, ValueError):
     """The agent's model cannot be reached as written (unknown provider, API type, connection)."""
 
 
@@ -59,7 +61,7 @@ def _endpoint(connection: Connection | None) -> tuple[str | None, str | None]:
         endpoint = connection.endpoint.rstrip("/") if connection.endpoint else None
         return endpoint, connection.api_key
     raise WireError(
-        f"connection kind {connection.kind!r} needs a registered connection "
+        f"connection kind '{hidden(connection.kind)}' needs a registered connection "
         "(tether.prompty.register_connection) or a transport passed to the call"
     )
 
@@ -69,7 +71,7 @@ def _registered(connection: Connection) -> Any:
     client = get_connection(connection.name or "")
     if client is None:
         raise WireError(
-            f"connection {connection.name!r} is not registered "
+            f"connection '{hidden(connection.name)}' is not registered "
             "(tether.prompty.register_connection(name, client))"
         )
     return client
@@ -81,7 +83,7 @@ def _client_endpoint(client: Any, name: str | None) -> tuple[str | None, str | N
     base_url = getattr(client, "base_url", None)
     if base_url is None:
         raise WireError(
-            f"the client registered as {name!r} is neither a tether transport (a stream() "
+            f"the client registered as '{hidden(name)}' is neither a tether transport (a stream() "
             "method) nor an SDK client with a base_url"
         )
     key = getattr(client, "api_key", None)
@@ -118,6 +120,10 @@ def transport_for(
     if provider == "anthropic" and model.api_type == "chat":
         return AnthropicTransport(model.id, **kwargs)
     raise WireError(
-        f"no chat transport for provider {provider!r} with apiType {model.api_type!r} "
+        f"no chat transport for provider {_shown(provider)} with apiType {_shown(model.api_type)} "
         "(openai/azure/foundry: chat or responses; anthropic: chat)"
     )
+
+
+def _shown(value: str | None) -> str:
+    return "None" if value is None else f"'{hidden(value)}'"
