@@ -27,7 +27,13 @@ from .app import (
     read_prompt,
     report_error,
 )
-from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, build_parser
+from .args import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    UsageError,
+    build_parser,
+)
 from .chat import command_chat
 from .durable import command_durable_run, command_worker
 from .loading import ToolSpecError
@@ -66,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opts.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    try:
+        return _command(opts, out, err)
+    except Exception as exc:  # CommandError, and what no command foresaw: one line all the same
+        report_error(err, exc, getattr(opts, "verbose", False))
+        return EXIT_FAILED
+
+
+def _command(opts: argparse.Namespace, out: Console, err: Console) -> int:
     if opts.command == "sessions":
         return command_sessions(opts, out)
     if opts.command == "trace":

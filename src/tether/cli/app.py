@@ -24,7 +24,7 @@ from ..messages import Message
 from ..tools.tool import Tool
 from ..tracing import Recorder
 from ..transports.base import CompletionTransport
-from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandError, UsageError
 from .demo_tools import demo_tools
 from .loading import load_tool_spec, merge_tools
 from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome
@@ -204,7 +204,7 @@ def describe_error(exc: BaseException) -> str:
         return f"{text}; check the API key in the provider's environment variable"
     if isinstance(exc, ModelStopError) and exc.stop_reason == "max_tokens":
         return f"{text}; raise --max-tokens for longer answers"
-    if isinstance(exc, TetherError):
+    if isinstance(exc, TetherError | CommandError):
         return text
     return f"{type(exc).__name__}: {text}"
 

@@ -13,6 +13,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "CommandError",
     "UsageError",
     "build_parser",
     "store_path",
@@ -52,6 +53,17 @@ exit codes:
 
 class UsageError(Exception):
     """A bad command line; the message is one line, exit code 2."""
+
+
+class CommandError(Exception):
+    """A command that could not do its work (a store it cannot read, a file it cannot write);
+    the message is one line, exit code 1."""
+
+    @classmethod
+    def about(cls, what: str, cause: BaseException) -> CommandError:
+        """``what: why``, the why read from ``cause`` (an ``OSError``'s words, no errno)."""
+        why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause)
+        return cls(f"{what}: {why or type(cause).__name__}")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 
@@ -29,7 +30,7 @@ from .app import (
     report_error,
     run_turn,
 )
-from .args import EXIT_OK, store_path
+from .args import EXIT_OK, CommandError, store_path
 from .render import Renderer, TurnOutcome, summary_line
 from .trace_notice import show_trace_failures
 
@@ -144,14 +145,18 @@ def _enable_line_editing() -> None:
 
 def command_chat(opts: argparse.Namespace, agent: Agent, out: Console, err: Console) -> int:
     """``tether chat``: read prompts until Ctrl-D (or /quit); always exits 0 then. The chat is
-    kept in the session store as it goes (``--session NAME`` resumes one)."""
+    kept in the session store as it goes (``--session NAME`` resumes one); ``CommandError`` for a
+    store that cannot be opened."""
     info = err if opts.json else out  # under --json only events go to stdout
     with asyncio.Runner() as runner:
         path = store_path(opts.store)
-        path.parent.mkdir(parents=True, exist_ok=True)
         store = SQLiteStore(path)
         try:
-            context = runner.run(store.open(opts.session))
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                context = runner.run(store.open(opts.session))
+            except (OSError, sqlite3.Error) as exc:
+                raise CommandError.about(f"cannot open the session store {path}", exc) from exc
             return _chat(
                 opts, ChatSession(agent, make_renderer(opts, out), context), runner, info, err
             )

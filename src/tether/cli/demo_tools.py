@@ -34,8 +34,13 @@ __all__ = [
 ]
 
 MAX_READ_CHARS = 200_000
+_MAX_ZONE_CHARS = 64  # the longest IANA name has 30
 MAX_LISTED = 500
 _SNIFF_BYTES = 8192
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @functools.cache
@@ -51,11 +56,12 @@ def _zone_index() -> dict[str, str]:
 
 def _find_zone(name: str) -> zoneinfo.ZoneInfo:
     wanted = name.strip()
-    if not wanted or ".." in wanted or wanted.startswith("/"):
-        raise ValueError(f"unknown time zone {name!r}; use an IANA name such as 'Europe/Paris'")
+    if not wanted or ".." in wanted or wanted.startswith("/") or len(wanted) > _MAX_ZONE_CHARS:
+        shown = _shorten(name, _MAX_ZONE_CHARS)
+        raise ValueError(f"unknown time zone {shown!r}; use an IANA name such as 'Europe/Paris'")
     try:
         return zoneinfo.ZoneInfo(wanted)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a name no file has
         pass
     if wanted.upper() in ("UTC", "GMT", "Z"):
         return zoneinfo.ZoneInfo("UTC")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -12,15 +13,19 @@ from rich.console import Console
 from rich.table import Table
 
 from ..stores import SessionInfo, SQLiteStore
-from .args import EXIT_OK, store_path
+from .args import EXIT_OK, CommandError, store_path
 
 __all__ = ["command_sessions"]
 
 
 def command_sessions(opts: argparse.Namespace, out: Console) -> int:
-    """List the stored sessions (a table, or JSON lines with ``--json``)."""
+    """List the stored sessions (a table, or JSON lines with ``--json``); ``CommandError`` for a
+    store that cannot be read."""
     path = store_path(opts.store)
-    found = asyncio.run(_read(path)) if path.exists() else []
+    try:
+        found = asyncio.run(_read(path)) if path.exists() else []
+    except (OSError, sqlite3.Error) as exc:
+        raise CommandError.about(f"cannot read the session store {path}", exc) from exc
     found.sort(key=lambda s: s.updated, reverse=True)
     if opts.json:
         for info in found:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from .args import EXIT_FAILED, EXIT_OK
+from .args import EXIT_OK, CommandError
 from .trace_file import SpanRecord, Summary, load_trace, summarize
 
 __all__ = ["command_trace"]
@@ -21,18 +21,22 @@ def _int(value: object) -> int:
 
 
 def command_trace(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    """Show the trace ``opts.file``; ``CommandError`` when it cannot be read, or the page
+    cannot be written."""
     try:
         roots, skipped = load_trace(opts.file)
     except (OSError, ValueError) as exc:
-        err.print(Text(f"error: cannot read the trace: {exc}"), soft_wrap=True)
-        return EXIT_FAILED
+        raise CommandError(f"cannot read the trace: {exc}") from exc
     if skipped:
         err.print(Text(f"note: {skipped} line(s) were not spans and were left out"))
     prices = dict(opts.price or [])
     if opts.html is not None:
         from .trace_page import page  # noqa: PLC0415 - only for --html
 
-        opts.html.write_text(page(roots, prices, title=opts.file.name), encoding="utf-8")
+        try:
+            opts.html.write_text(page(roots, prices, title=opts.file.name), encoding="utf-8")
+        except OSError as exc:
+            raise CommandError.about(f"cannot write the page {opts.html}", exc) from exc
         out.print(Text(f"wrote {opts.html}"))
         return EXIT_OK
     if not roots:
