@@ -28,13 +28,14 @@ if TYPE_CHECKING:
         EventStream,
         FinalAnswerAction,
         MaxIterationsObservation,
+        ModelErrorObservation,
         Observation,
         SkillObservation,
         ToolErrorObservation,
         ValidationErrorObservation,
     )
     from .mock import MockModel, MockModelExhausted
-    from .persistence import JsonLinesPersistence
+    from .persistence import JsonLinesParseError, JsonLinesPersistence
     from .protocol import action_schema, build_prompt, parse_action
     from .registry import Registry, get_registry, register_skill, skill
     from .result import Result
@@ -58,10 +59,12 @@ _HOMES = {
     "EventStream": "events",
     "FinalAnswerAction": "events",
     "MaxIterationsObservation": "events",
+    "ModelErrorObservation": "events",
     "Observation": "events",
     "SkillObservation": "events",
     "ToolErrorObservation": "events",
     "ValidationErrorObservation": "events",
+    "JsonLinesParseError": "persistence",
     "JsonLinesPersistence": "persistence",
     "MockModel": "mock",
     "MockModelExhausted": "mock",
@@ -95,10 +98,12 @@ __all__ = [
     "EventStream",
     "FinalAnswerAction",
     "FunctionSkill",
+    "JsonLinesParseError",
     "JsonLinesPersistence",
     "MaxIterationsObservation",
     "MockModel",
     "MockModelExhausted",
+    "ModelErrorObservation",
     "ModelHandle",
     "Observation",
     "OrchestratorWorker",

@@ -1,65 +1,38 @@
 """``JsonLinesPersistence``: a run's events in a JSON Lines file (one line per event, the file
-private to its owner, each line synced to disk) that loads back into an ``EventStream``."""
+private to its owner, each line synced to disk) that loads back into an ``EventStream``.
+
+A line is written whole or not at all (a failed write is undone), a last line a crash cut
+short is left out when reading and dropped by the next append, and a damaged line before it
+is a ``JsonLinesParseError`` that names the file and the line."""
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
+import fcntl
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
-from .events import (
-    Action,
-    CallSkillAction,
-    EventStream,
-    FinalAnswerAction,
-    MaxIterationsObservation,
-    Observation,
-    SkillObservation,
-    ToolErrorObservation,
-    ValidationErrorObservation,
-)
+from .event_json import event_from_json, event_to_json
+from .events import Action, EventStream, Observation
 
-__all__ = ["JsonLinesPersistence", "event_from_json", "event_to_json"]
+__all__ = ["JsonLinesParseError", "JsonLinesPersistence", "event_from_json", "event_to_json"]
 
-_TYPES: dict[str, type[Action | Observation]] = {
-    t.__name__: t
-    for t in (
-        CallSkillAction,
-        FinalAnswerAction,
-        SkillObservation,
-        ToolErrorObservation,
-        ValidationErrorObservation,
-        MaxIterationsObservation,
-    )
-}
+logger = logging.getLogger("tether.skills")
+_BLOCK = 4096
 
 
-def event_to_json(event: Any) -> Any:
-    """An action or observation as ``{"type": name, ...fields}``; other values unchanged."""
-    if not isinstance(event, Action | Observation):
-        return event
-    out: dict[str, Any] = {"type": type(event).__name__}
-    for f in dataclasses.fields(event):
-        value = getattr(event, f.name)
-        out[f.name] = [event_to_json(e) for e in value] if isinstance(value, EventStream) else value
-    return out
+class JsonLinesParseError(ValueError):
+    """Line ``line`` (1-based) of the file at ``path`` is not a JSON value, or not the event
+    its ``type`` names; ``reason`` says which."""
 
-
-def event_from_json(data: Any) -> Any:
-    """What ``event_to_json`` wrote, rebuilt; a line without a known ``type`` stays as it is."""
-    kind = data.get("type") if isinstance(data, dict) else None
-    cls = _TYPES.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        return data
-    fields = {f.name for f in dataclasses.fields(cls)}
-    values = {k: v for k, v in data.items() if k in fields}
-    if cls is MaxIterationsObservation:
-        values["partial_state"] = EventStream(
-            [event_from_json(e) for e in values.get("partial_state", ())]
-        )
-    return cls(**values)
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(f"{path}: line {line}: {reason}")
+        self.path = path
+        self.line = line
+        self.reason = reason
 
 
 class JsonLinesPersistence:
@@ -71,29 +44,95 @@ class JsonLinesPersistence:
     def append(self, event: Any) -> None:
         """Write one event as one line: a JSON value, or an action or observation (tagged with
         its type). Serialised before the file is touched, so a bad value changes nothing;
-        values JSON cannot hold (in a skill's result) are written as their ``str``."""
-        line = json.dumps(event_to_json(event), ensure_ascii=False, default=str) + "\n"
+        values JSON cannot hold (in a skill's result) are written as their ``str``. The line
+        is written whole, or the write raises and the file is left as it was."""
+        line = _line(event)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)  # appends of other processes wait (closing unlocks)
+            start = _whole_lines(fd)
+            try:
+                if start != os.fstat(fd).st_size:
+                    os.ftruncate(fd, start)  # a line a crash cut short: never joined to ours
+                _write_all(fd, line)
+                os.fsync(fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+                raise
         finally:
             os.close(fd)
 
     def load(self) -> list[Any]:
-        """Every line's JSON value, in order (blank lines skipped); ``[]`` when there is no file."""
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        """Every line's JSON value, in order (blank lines skipped); ``[]`` when there is no file.
+        A last line without its newline (a write a crash cut short) is left out."""
+        return [value for _, value in self._lines()]
 
     def load_stream(self) -> EventStream:
         """The file's actions and observations as an ``EventStream`` (other lines left out)."""
         stream = EventStream()
-        for value in self.load():
-            event = event_from_json(value)
+        for number, value in self._lines():
+            try:
+                event = event_from_json(value)
+            except (ValueError, RecursionError) as exc:
+                raise JsonLinesParseError(self.path, number, str(exc)) from exc
             if isinstance(event, Action | Observation):
                 stream.append(event)
         return stream
+
+    def _lines(self) -> list[tuple[int, Any]]:
+        """``(line number, value)`` of each complete, non-blank line."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        *complete, torn = data.split(b"\n")
+        if torn:
+            logger.warning("%s: left out a last line a write did not finish", self.path)
+        out: list[tuple[int, Any]] = []
+        for number, raw in enumerate(complete, start=1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise JsonLinesParseError(self.path, number, f"not UTF-8 ({exc.reason})") from exc
+            try:
+                out.append((number, json.loads(text)))
+            except (ValueError, RecursionError) as exc:
+                why = getattr(exc, "msg", None) or type(exc).__name__
+                raise JsonLinesParseError(self.path, number, f"not JSON ({why})") from exc
+        return out
+
+
+def _line(event: Any) -> bytes:
+    """One event's line as UTF-8; text UTF-8 cannot carry (a lone surrogate) is escaped."""
+    value = event_to_json(event)
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        return f"{text}\n".encode()
+    except UnicodeEncodeError:
+        return f"{json.dumps(value, default=str)}\n".encode("ascii")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data``: a write may take only part of it."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(f"a write to the file took {written} bytes")
+        view = view[written:]
+
+
+def _whole_lines(fd: int) -> int:
+    """The file's size up to and including its last newline."""
+    end = os.fstat(fd).st_size
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        cut = os.pread(fd, end - start, start).rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        end = start
+    return 0
