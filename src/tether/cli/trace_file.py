@@ -4,7 +4,9 @@ its tokens. The file is untrusted input: sizes are capped and lines that are not
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,9 @@ from typing import Any
 __all__ = ["SpanRecord", "Summary", "load_trace", "summarize", "walk"]
 
 MAX_TRACE_BYTES = 256 * 1024 * 1024
-MAX_LINE_CHARS = 16 * 1024 * 1024
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_SKIP_CHUNK = 1024 * 1024
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,24 +42,51 @@ class SpanRecord:
 
 def load_trace(path: Path) -> tuple[list[SpanRecord], int]:
     """The root spans of ``path`` (children attached, in start order) and how many lines were
-    not spans (damaged or of another format); a file too large is a ``ValueError``."""
-    if path.stat().st_size > MAX_TRACE_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_TRACE_BYTES // 2**20} MiB")
+    not spans (damaged, too long, or of another format); ``ValueError`` for a file that is
+    too large or not a regular file (a FIFO or a device is never read)."""
     spans: list[SpanRecord] = []
     skipped = 0
-    with path.open(encoding="utf-8", errors="replace") as f:
-        for line in f:
-            record = _record(line)
-            if record is None:
-                skipped += line.strip() != ""
-            else:
-                spans.append(record)
+    for line in _lines(path):
+        record = None if line is None else _record(line.decode("utf-8", errors="replace"))
+        if record is None:
+            skipped += line is None or line.strip() != b""
+        else:
+            spans.append(record)
     return _tree(spans), skipped
 
 
+def _lines(path: Path) -> Iterator[bytes | None]:
+    """The lines of the regular file ``path``, None for one over ``MAX_LINE_BYTES`` (never held
+    whole); at most ``MAX_TRACE_BYTES`` are read, however the file grows meanwhile."""
+    fd = os.open(path, os.O_RDONLY | _O_NONBLOCK)  # a FIFO opens at once, and is refused
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        if info.st_size > MAX_TRACE_BYTES:
+            raise _too_large(path)
+        file = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with file:
+        left = MAX_TRACE_BYTES
+        while line := file.readline(MAX_LINE_BYTES + 1):
+            left -= len(line)
+            too_long = len(line) > MAX_LINE_BYTES
+            while too_long and line and not line.endswith(b"\n") and left >= 0:
+                line = file.readline(_SKIP_CHUNK)  # the rest of the line, read and dropped
+                left -= len(line)
+            if left < 0:
+                raise _too_large(path)
+            yield None if too_long else line
+
+
+def _too_large(path: Path) -> ValueError:
+    return ValueError(f"{path} is larger than {MAX_TRACE_BYTES // 2**20} MiB")
+
+
 def _record(line: str) -> SpanRecord | None:
-    if len(line) > MAX_LINE_CHARS:
-        return None
     try:
         data = json.loads(line)
         if not isinstance(data, dict) or data.get("v") != 1:
@@ -75,16 +106,23 @@ def _record(line: str) -> SpanRecord | None:
             tuple(e for e in events if isinstance(e, dict)),
             None if data.get("error") is None else str(data["error"]),
         )
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # nested past the parser's depth
         return None
 
 
 def _tree(spans: list[SpanRecord]) -> list[SpanRecord]:
     by_id = {s.span: s for s in spans}
     roots: list[SpanRecord] = []
-    for span in sorted(spans, key=lambda s: s.start):
+    ordered = sorted(spans, key=lambda s: s.start)
+    for span in ordered:
         parent = by_id.get(span.parent) if span.parent is not None else None
         (parent.children if parent is not None and parent is not span else roots).append(span)
+    shown = {id(s) for _, s in walk(roots)}
+    for span in ordered:  # spans in a loop of parents reach no root: the first becomes one
+        if id(span) not in shown:
+            by_id[span.parent or ""].children.remove(span)
+            roots.append(span)
+            shown.update(id(s) for _, s in walk([span]))
     return roots
 
 
