@@ -38,6 +38,7 @@ from .chat import command_chat
 from .durable import command_durable_run, command_worker
 from .loading import ToolSpecError
 from .sessions import command_sessions
+from .terminal import safe_text
 from .traces import command_trace
 
 __all__ = ["console", "main"]
@@ -52,7 +53,7 @@ def _durable_run(opts: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         prompt = read_prompt(opts)
     except UsageError as exc:
-        err.print(Text(f"error: {exc}"), soft_wrap=True)
+        err.print(safe_text(f"error: {exc}"), soft_wrap=True)
         return EXIT_USAGE
     return command_durable_run(opts, out, err, prompt, make_renderer(opts, out))
 
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         opts = parser.parse_args(argv)
     except UsageError as exc:
-        err.print(Text(f"error: {exc}"), soft_wrap=True)
+        err.print(safe_text(f"error: {exc}"), soft_wrap=True)
         return EXIT_USAGE
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
@@ -96,7 +97,7 @@ def _command(opts: argparse.Namespace, out: Console, err: Console) -> int:
     except (UsageError, ToolSpecError) as exc:
         if opts.verbose and exc.__cause__ is not None:
             traceback.print_exception(exc.__cause__)
-        err.print(Text(f"error: {exc}"), soft_wrap=True, highlight=False)
+        err.print(safe_text(f"error: {exc}"), soft_wrap=True, highlight=False)
         return EXIT_USAGE
     except Exception as exc:
         report_error(err, exc, opts.verbose)

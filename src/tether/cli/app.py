@@ -28,6 +28,7 @@ from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandError, UsageErr
 from .demo_tools import demo_tools
 from .loading import load_tool_spec, merge_tools
 from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome
+from .terminal import safe
 from .trace_notice import TraceNotice, show_trace_failures
 
 __all__ = [
@@ -212,10 +213,10 @@ def describe_error(exc: BaseException) -> str:
 def report_error(err: Console, exc: BaseException, verbose: bool) -> None:
     """``error: ...`` on stderr; the traceback too under ``--verbose``."""
     if verbose and exc.__traceback__ is not None:
-        err.file.write("".join(traceback.format_exception(exc)))
+        err.file.write(safe("".join(traceback.format_exception(exc))))
         err.file.flush()
     line = Text("error: ", style="bold red")
-    line.append(describe_error(exc))
+    line.append(safe(describe_error(exc)))
     err.print(line, soft_wrap=True, highlight=False)
 
 

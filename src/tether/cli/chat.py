@@ -15,7 +15,6 @@ import sys
 from dataclasses import dataclass, field
 
 from rich.console import Console
-from rich.text import Text
 
 from ..agent import Agent
 from ..context import ContextStore, MemoryContextStore
@@ -32,6 +31,7 @@ from .app import (
 )
 from .args import EXIT_OK, CommandError, store_path
 from .render import Renderer, TurnOutcome, summary_line
+from .terminal import safe_text
 from .trace_notice import show_trace_failures
 
 __all__ = ["HELP", "ChatSession", "command_chat"]
@@ -190,7 +190,7 @@ def _chat(
             if line.startswith("/"):
                 go_on, text = runner.run(session.command(line))
                 if text:
-                    info.print(Text(text), soft_wrap=True, highlight=False)
+                    info.print(safe_text(text), soft_wrap=True, highlight=False)
                 if not go_on:
                     break
                 continue
@@ -221,4 +221,4 @@ def _greet(
         + f" · resume with --session {name}",
     ]
     for line in lines:
-        info.print(Text(line, style="dim"), soft_wrap=True, highlight=False)
+        info.print(safe_text(line, "dim"), soft_wrap=True, highlight=False)

@@ -19,6 +19,7 @@ from ..types import Usage
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from .loading import ToolSpecError, load_attribute
 from .render import TurnOutcome
+from .terminal import safe_text
 
 if TYPE_CHECKING:
     from ..durable import TemporalAgent
@@ -43,7 +44,7 @@ def _load_all(opts: argparse.Namespace, err: Console) -> list[TemporalAgent] | N
     try:
         return [load_durable(spec) for spec in opts.agent]
     except (ToolSpecError, TypeError, ValueError) as exc:
-        err.print(Text(f"error: {exc}"), soft_wrap=True)
+        err.print(safe_text(f"error: {exc}"), soft_wrap=True)
         return None
 
 
@@ -55,7 +56,7 @@ def command_worker(opts: argparse.Namespace, err: Console) -> int:
     try:
         asyncio.run(_serve(agents, opts, err))
     except (OSError, RuntimeError) as exc:
-        err.print(Text(f"error: {type(exc).__name__}: {exc}"), soft_wrap=True)
+        err.print(safe_text(f"error: {type(exc).__name__}: {exc}"), soft_wrap=True)
         return EXIT_FAILED
     return EXIT_OK
 
@@ -82,7 +83,9 @@ async def _serve(agents: list[TemporalAgent], opts: argparse.Namespace, err: Con
             await stack.enter_async_context(agent.connected())
         await stack.enter_async_context(worker)
         names = ", ".join(a.name for a in agents)
-        err.print(f"worker ready: {names} on task queue {opts.task_queue!r} at {opts.address}")
+        err.print(
+            safe_text(f"worker ready: {names} on task queue {opts.task_queue!r} at {opts.address}")
+        )
         await stop.wait()
 
 
@@ -105,10 +108,10 @@ def command_durable_run(
         err.print(Text(f"stopped watching; the run goes on{where}", style="yellow"))
         return EXIT_INTERRUPTED
     except (OSError, RuntimeError) as exc:
-        err.print(Text(f"error: {type(exc).__name__}: {exc}"), soft_wrap=True)
+        err.print(safe_text(f"error: {type(exc).__name__}: {exc}"), soft_wrap=True)
         return EXIT_FAILED
     if outcome.error is not None:
-        err.print(Text(f"error: {outcome.error}"), soft_wrap=True)
+        err.print(safe_text(f"error: {outcome.error}"), soft_wrap=True)
         return EXIT_FAILED
     return EXIT_OK
 

@@ -15,7 +15,6 @@ from typing import IO, Any, Protocol
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
-from rich.text import Text
 
 from ..codec import event_to_dict
 from ..errors import RunCancelled
@@ -29,6 +28,7 @@ from ..events import (
 )
 from ..messages import ToolResultContent
 from ..types import StopReason, Usage
+from .terminal import safe, safe_text
 
 __all__ = [
     "JsonRenderer",
@@ -156,6 +156,7 @@ class RichRenderer:
     # -- the answer text ---------------------------------------------------------------------
 
     def _add_text(self, delta: str) -> None:
+        delta = safe(delta)
         self._text += delta
         if not self.markdown:
             if delta:
@@ -197,7 +198,7 @@ class RichRenderer:
         self._text = ""
 
     def _line(self, text: str, style: str) -> None:
-        self.console.print(Text(text, style=style), soft_wrap=True, highlight=False)
+        self.console.print(safe_text(text, style), soft_wrap=True, highlight=False)
 
     # -- Renderer ----------------------------------------------------------------------------
 

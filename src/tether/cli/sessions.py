@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..stores import SessionInfo, SQLiteStore
 from .args import EXIT_OK, CommandError, store_path
+from .terminal import safe_text
 
 __all__ = ["command_sessions"]
 
@@ -38,11 +39,11 @@ def command_sessions(opts: argparse.Namespace, out: Console) -> int:
             out.print(json.dumps(record), soft_wrap=True, highlight=False, markup=False)
         return EXIT_OK
     if not found:
-        out.print(f"no sessions in {path}", highlight=False, markup=False)
+        out.print(safe_text(f"no sessions in {path}"), highlight=False)
         return EXIT_OK
     table = Table("session", "messages", "last used", box=None)
     for info in found:
-        table.add_row(info.session_id, str(info.messages), _when(info.updated))
+        table.add_row(safe_text(info.session_id), str(info.messages), _when(info.updated))
     out.print(table)
     return EXIT_OK
 

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ..agent import Agent
 from ..tracing.recorder import Recorder
+from .terminal import safe
 
 __all__ = ["TraceNotice", "show_trace_failures"]
 
@@ -33,7 +34,8 @@ class TraceNotice:
         reason = self.failure
         why = reason.strerror if isinstance(reason, OSError) and reason.strerror else str(reason)
         line = Text("warning: ", style="bold yellow")
-        line.append(f"the trace was not written to {self.path}: {why}; the run went on without it")
+        line.append(safe(f"the trace was not written to {self.path}: {why}"))
+        line.append("; the run went on without it")
         err.print(line, soft_wrap=True, highlight=False)
 
 

@@ -11,6 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from .args import EXIT_OK, CommandError
+from .terminal import safe, safe_text
 from .trace_file import SpanRecord, Summary, load_trace, summarize
 
 __all__ = ["command_trace"]
@@ -37,10 +38,10 @@ def command_trace(opts: argparse.Namespace, out: Console, err: Console) -> int:
             opts.html.write_text(page(roots, prices, title=opts.file.name), encoding="utf-8")
         except OSError as exc:
             raise CommandError.about(f"cannot write the page {opts.html}", exc) from exc
-        out.print(Text(f"wrote {opts.html}"))
+        out.print(safe_text(f"wrote {opts.html}"))
         return EXIT_OK
     if not roots:
-        out.print(Text(f"no spans in {opts.file}"))
+        out.print(safe_text(f"no spans in {opts.file}"))
         return EXIT_OK
     for root in roots:
         out.print(_render(root))
@@ -59,7 +60,7 @@ def _render(root: SpanRecord) -> Tree:
 
 
 def _label(span: SpanRecord) -> Text:
-    label = Text(span.name, style="bold" if span.kind == "run" else "")
+    label = safe_text(span.name, "bold" if span.kind == "run" else "")
     label.append(f"  {span.seconds * 1000:.1f} ms", style="dim")
     a = span.attributes
     if "gen_ai.usage.input_tokens" in a:
@@ -69,16 +70,16 @@ def _label(span: SpanRecord) -> Text:
             style="cyan",
         )
     if span.error is not None:
-        label.append(f"  {span.error}", style="red")
+        label.append(f"  {safe(span.error)}", style="red")
     return label
 
 
 def _summary_line(summary: Summary, prices: Mapping[str, tuple[float, float]]) -> Text:
     tokens = ", ".join(f"{m}: {i} in / {o} out" for m, (i, o) in summary.tokens.items())
-    line = Text(
+    line = safe_text(
         f"{summary.calls} model call(s), {summary.tool_calls} tool call(s), "
         f"{summary.errors} error(s); {tokens or 'no tokens'}",
-        style="dim",
+        "dim",
     )
     cost = summary.cost(prices) if prices else None
     if cost is not None:
