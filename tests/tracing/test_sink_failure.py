@@ -104,6 +104,17 @@ async def test_the_failure_goes_to_on_failure_instead_of_a_warning(tmp_path: Pat
     assert len(failures) == 1 and failures[0] is recorder.failure
 
 
+async def test_a_lone_surrogate_in_content_is_written_not_raised(tmp_path: Path) -> None:
+    path = tmp_path / "trace.jsonl"
+    model = ScriptedTransport([Reply("half a pair: \ud800")])
+    agent = Agent("sys", model, middleware=[Recorder(path)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert await agent.run("go") == "half a pair: \ud800"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and all(json.loads(line)["v"] == 1 for line in lines)
+
+
 async def test_short_writes_are_continued_until_the_line_is_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -41,6 +42,7 @@ class JsonLinesSink:
         self.on_failure = on_failure
         self.failure: Exception | None = None
         self._file = LineFile(self.path)
+        self._lock = threading.Lock()
 
     def start(self, kind: Kind, name: str, parent: Span | None, attributes: Attributes) -> Span:
         mine = parent if isinstance(parent, RecordedSpan) and parent.sink is self else None
@@ -62,7 +64,10 @@ class JsonLinesSink:
         self._file.close()
 
     def _failed(self, exc: Exception) -> None:
-        self.failure = exc
+        with self._lock:  # spans end on several threads: one report all the same
+            if self.failure is not None:
+                return
+            self.failure = exc
         self._file.close()
         if self.on_failure is not None:
             self.on_failure(exc)
