@@ -49,7 +49,7 @@ def _refuses(error: BaseException, name: str, value: str) -> None:
     "frontmatter",
     [
         "inputs:\n  - name: x\n    kind: ${env:VAR}",
-        "tools:\n  - {name: '${env:VAR}', kind: function}\n  - {name: '${env:VAR}', kind: function}",
+        "tools:\n  - {name: '${env:VAR}', kind: function}\n  - {name: '${env:VAR}', kind: mcp}",
         "inputs:\n  - {name: '${env:VAR}'}\n  - {name: '${env:VAR}'}",
         "template: ${env:VAR}",
     ],

@@ -41,9 +41,9 @@ def load_text(tmp_path: Path, text: str, **kwargs: Any) -> PromptAgent:
     return load(write(tmp_path, text), **kwargs)
 
 
-def load_error(tmp_path: Path, text: str) -> LoadError:
+def load_error(tmp_path: Path, text: str, **kwargs: Any) -> LoadError:
     with pytest.raises(LoadError) as raised:
-        load_text(tmp_path, text)
+        load_text(tmp_path, text, **kwargs)
     return raised.value
 
 
@@ -154,7 +154,7 @@ def test_missing_env_names_field_and_line(tmp_path: Path, monkeypatch: pytest.Mo
         "---\nmodel:\n  id: gpt-4\n  connection:\n    kind: key\n"
         "    apiKey: ${env:TETHER_NOT_SET}\n---\nx\n"
     )
-    error = load_error(tmp_path, text)
+    error = load_error(tmp_path, text, env=["TETHER_NOT_SET"])
     assert "Environment variable 'TETHER_NOT_SET' not set" in str(error)
     assert (error.field, error.line) == ("model.connection.apiKey", 6)
 
@@ -163,7 +163,7 @@ def test_an_empty_env_default_is_no_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("TETHER_NOT_SET", raising=False)
-    error = load_error(tmp_path, "---\nname: ${env:TETHER_NOT_SET:}\n---\nx\n")
+    error = load_error(tmp_path, "---\nname: ${env:TETHER_NOT_SET:}\n---\nx\n", env=os.environ)
     assert isinstance(error, ValueError) and error.field == "name"
 
 
@@ -283,7 +283,7 @@ def test_referenced_files_parse_by_extension_and_resolve_their_references(
         "---\nmetadata:\n  notes: ${file:notes.md}\n  extra: ${file:meta.yml}\n"
         "  other: ${vault:secret}\nmodel:\n  connection: ${file:conn.json}\n---\nx\n"
     )
-    agent = load_text(tmp_path, text)
+    agent = load_text(tmp_path, text, env=["TETHER_TEST_KEY"])
     assert agent.metadata == {
         "notes": "just text: {a: 1}\n",
         "extra": {"tags": ["a", "b"]},
@@ -599,11 +599,11 @@ def test_load_never_reads_dotenv_and_the_helper_does_not_override(
     )
     prompty = write(tmp_path, "---\nname: ${env:TETHER_DOTENV_NEW}\n---\nx\n")
     with pytest.raises(LoadError, match="not set"):
-        load(prompty)
+        load(prompty, env=["TETHER_DOTENV_NEW"])
     try:
         assert load_dotenv(prompty) == {"TETHER_DOTENV_NEW": "from file"}
         assert os.environ["TETHER_DOTENV_SET"] == "from-process"
-        assert load(prompty).name == "from file"
+        assert load(prompty, env=["TETHER_DOTENV_NEW"]).name == "from file"
     finally:
         os.environ.pop("TETHER_DOTENV_NEW", None)
     assert load_dotenv(tmp_path / "nowhere" / "x.prompty") == {}

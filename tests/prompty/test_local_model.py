@@ -65,6 +65,9 @@ user:
 """
 
 
+ENV = ["OPENAI_ENDPOINT", "OPENAI_API_KEY"]  # what the fixtures may read (load(..., env=))
+
+
 @pytest.fixture
 def endpoint(local_model: LocalModel, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_ENDPOINT", f"{local_model.base_url}/v1")
@@ -73,7 +76,7 @@ def endpoint(local_model: LocalModel, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.local_model
 async def test_basic_fixture_answers(endpoint: None) -> None:
-    agent = prompty.load(FIXTURES / "basic.prompty")
+    agent = prompty.load(FIXTURES / "basic.prompty", env=ENV)
     answer = await prompty.invoke_async(
         agent, {"question": "What is 12 plus 30? Reply with the number only."}
     )
@@ -93,7 +96,7 @@ async def test_tool_loop_with_bindings(endpoint: None, tmp_path: Path) -> None:
 
     events: list[str] = []
     answer = await prompty.turn_async(
-        path,
+        prompty.load(path, env=ENV),
         {"question": "What is the weather in Paris?"},
         tools={"get_weather": get_weather},
         on_event=lambda kind, _data: events.append(kind),
@@ -120,7 +123,7 @@ async def test_threaded_fixture_expands_the_conversation(endpoint: None, tmp_pat
         {"role": "assistant", "content": "Nice to meet you, Ada."},
     ]
     answer = await prompty.turn_async(
-        path,
+        prompty.load(path, env=ENV),
         {"question": "What is my favourite number? Reply with it only.", "conversation": thread},
     )
     assert "7" in answer, answer
@@ -140,7 +143,7 @@ async def test_streamed_tool_loop_gives_the_final_answer_in_chunks(
 
     tokens: list[str] = []
     stream = await prompty.turn_async(
-        path,
+        prompty.load(path, env=ENV),
         {"question": "What is the weather in Paris?"},
         tools={"get_weather": get_weather},
         stream=True,

@@ -1,6 +1,7 @@
 """The Prompty door: ``.prompty`` files loaded, rendered, parsed and run by tether's engine.
 
-- ``load(path)`` → ``PromptAgent``; ``prepare(agent, inputs)`` → messages;
+- ``load(path, env=[...])`` → ``PromptAgent`` (a file reads only the environment variables
+  its caller names: ``EnvAccessError`` otherwise); ``prepare(agent, inputs)`` → messages;
   ``run(agent, messages)`` one model call; ``invoke(path, inputs)`` load + prepare + run;
   ``turn(agent_or_path, inputs, tools=None, **options)`` a conversational round with the
   agent loop (§9, §13); each has an ``_async`` twin.
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
         turn,
         turn_async,
     )
-    from .errors import LoadError, PromptyError
+    from .errors import EnvAccessError, LoadError, PromptyError
     from .events import AgentEvent
     from .kinds import register_builtin_kinds
     from .loader import load, load_async, load_dotenv, loads, validate_inputs
@@ -74,6 +75,7 @@ _HOMES = {
     "enrich": "discovery",
     "list_models": "discovery",
     "map_model": "discovery",
+    "EnvAccessError": "errors",
     "LoadError": "errors",
     "PromptyError": "errors",
     "AgentEvent": "events",
@@ -132,6 +134,7 @@ __all__ = [
     "AgentEvent",
     "CancelledError",
     "ConsoleTracer",
+    "EnvAccessError",
     "ExecuteError",
     "GuardrailError",
     "GuardrailResult",

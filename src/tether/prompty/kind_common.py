@@ -5,19 +5,39 @@ its directory tree or the allowed roots, checked on the canonical path before op
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .env import EnvValue
 from .errors import LoadError, PromptyError
 from .files import parse_json, parse_yaml, read_text
 from .model import PromptAgent
 
-__all__ = ["ToolKindError", "canonical_roots", "contained_file", "read_data_file"]
+__all__ = [
+    "ToolKindError",
+    "canonical_roots",
+    "check_env_credentials",
+    "contained_file",
+    "read_data_file",
+]
 
 
 class ToolKindError(PromptyError, ValueError):
     """A tool call cannot be made as its definition or arguments say (the model sees the text)."""
+
+
+def check_env_credentials(tool: str, endpoint: object, credentials: Iterable[object]) -> None:
+    """A credential the file read from the environment goes only to an endpoint that also came
+    from the environment (the caller's, not one the file chose): ``ToolKindError`` otherwise."""
+    if isinstance(endpoint, EnvValue):
+        return
+    for credential in credentials:
+        if isinstance(credential, EnvValue):
+            raise ToolKindError(
+                f"tool {tool!r}: {credential.reference} is a credential from the environment; "
+                "it goes only to an endpoint from the environment, not to one the file names"
+            )
 
 
 def canonical_roots(roots: Sequence[str | Path]) -> tuple[Path, ...]:

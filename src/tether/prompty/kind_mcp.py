@@ -18,7 +18,7 @@ from typing import Any
 
 from ..mcp import McpError, McpServer, McpStdio, McpStreamable
 from ..messages import TextBlock
-from .kind_common import ToolKindError
+from .kind_common import ToolKindError, check_env_credentials
 from .kind_sessions import ServerFactory, connected
 from .model import Connection, McpApprovalMode, McpTool, PromptAgent, ToolDefinition
 from .registry import get_connection
@@ -95,7 +95,10 @@ class McpKind:
                 "supported (key, anonymous or remote with an endpoint; reference; or command)"
             )
         url, token = connection.endpoint, connection.api_key
-        headers = _strings(connection.extra.get("headers", {}), "connection.headers")
+        raw_headers = connection.extra.get("headers", {})
+        given = raw_headers.values() if isinstance(raw_headers, Mapping) else ()
+        check_env_credentials(definition.name, url, [token, *given])
+        headers = _strings(raw_headers, "connection.headers")
         http_key = ("http", url, token, tuple(sorted(headers.items())))
         limits = {"timeout": self.timeout, "connect_timeout": self.connect_timeout}
         return http_key, lambda: McpStreamable(url, token, headers, name=name, **limits)

@@ -16,7 +16,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from .kind_common import ToolKindError, contained_file, read_data_file
+from .kind_common import ToolKindError, check_env_credentials, contained_file, read_data_file
 from .model import OpenApiTool, PromptAgent, ToolDefinition
 from .openapi_spec import Operation, operation_schema, pick_operation
 
@@ -59,6 +59,8 @@ class OpenApiKind:
         request = _request(op, base, dict(args))
         key = None if definition.connection is None else definition.connection.api_key
         if key:
+            endpoint = None if definition.connection is None else definition.connection.endpoint
+            check_env_credentials(definition.name, endpoint, [key])
             _authorize(request, op, key)
         try:
             return _redacted(await self._send(request), key)

@@ -27,9 +27,12 @@ _depth: ContextVar[int] = ContextVar("tether_prompty_tool_depth", default=0)
 
 @dataclass(frozen=True, slots=True)
 class PromptyKind:
-    """The handler of ``kind: prompty`` tools; child files may also lie in ``allowed_roots``."""
+    """The handler of ``kind: prompty`` tools; child files may also lie in ``allowed_roots``
+    and read the environment variables ``env`` allows (as ``load``'s ``env``: none by default).
+    """
 
     allowed_roots: tuple[Path, ...] = ()
+    env: tuple[str, ...] | Mapping[str, str] | None = None
 
     async def __call__(
         self,
@@ -46,7 +49,7 @@ class PromptyKind:
                 f"prompty tool {definition.name!r}: prompty tools nest deeper than {MAX_NESTING}"
             )
         path = self._child_path(definition, agent)
-        child = await load_async(path, allowed_roots=self.allowed_roots)
+        child = await load_async(path, allowed_roots=self.allowed_roots, env=self.env)
         token = _depth.set(depth + 1)
         try:
             result = await _run(child, definition.mode, dict(args))
@@ -56,7 +59,8 @@ class PromptyKind:
 
     def parameters_schema(self, tool_def: ToolDefinition, agent: PromptAgent) -> dict[str, Any]:
         """The child's declared inputs as the tool's JSON Schema (rich kinds left out)."""
-        child = load(self._child_path(_checked(tool_def), agent), allowed_roots=self.allowed_roots)
+        path = self._child_path(_checked(tool_def), agent)
+        child = load(path, allowed_roots=self.allowed_roots, env=self.env)
         return object_schema([p for p in child.inputs or () if p.kind not in _RICH_KINDS])
 
     def _child_path(self, definition: PromptyTool, agent: PromptAgent) -> Path:

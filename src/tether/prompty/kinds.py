@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from .env import EnvAccess, EnvOption
 from .kind_common import ToolKindError, canonical_roots
 from .kind_mcp import McpKind
 from .kind_openapi import OpenApiKind
@@ -42,16 +43,20 @@ def register_builtin_kinds(
     *,
     allowed_roots: Iterable[str | os.PathLike[str]] | None = None,
     allow_stdio: bool = False,
+    env: EnvOption = None,
 ) -> None:
     """Handle ``prompty``, ``mcp`` and ``openapi`` tools. A kind with no handler, or with an
     earlier built-in one, gets these settings; a handler the application registered stays.
 
     ``allowed_roots``: where child ``.prompty`` files and OpenAPI documents may lie besides the
     agent's own directory tree. ``allow_stdio``: let files start local MCP server commands.
+    ``env``: the environment variables child ``.prompty`` files may read (as ``load``'s).
     """
     roots = canonical_roots([os.fspath(r) for r in allowed_roots or ()])
+    EnvAccess.of(env, default=frozenset())  # a wrong shape fails here, not at the first call
+    child_env = env if env is None or isinstance(env, Mapping) else tuple(env)
     handlers: dict[str, KindHandler] = {
-        "prompty": PromptyKind(roots),
+        "prompty": PromptyKind(roots, child_env),
         "mcp": McpKind(allow_stdio=allow_stdio),
         "openapi": OpenApiKind(roots),
     }

@@ -34,10 +34,13 @@ def load(
     only inside the file's directory and ``allowed_roots``; ``.env`` files are not read
     (that is the application's call: see ``load_dotenv``).
 
-    ``env`` says which ``${env:NAME}`` references the file may read: ``None`` (the default)
-    reads the whole environment; a list of names reads only those from ``os.environ`` (any
-    other reference is an ``EnvAccessError`` naming it); a mapping reads every name from
-    it. A value read is an ``EnvValue``: errors and traces show ``${env:NAME}``, never it."""
+    ``env`` says which ``${env:NAME}`` references the file may read, so a file from elsewhere
+    cannot copy a credential into its prompt or its connection: by default (``None``) none;
+    a list of names reads those from ``os.environ``; a mapping reads any name from it
+    (``env=os.environ`` trusts the file with the whole environment). Any other reference, a
+    ``${env:NAME:default}`` too, is an ``EnvAccessError`` naming the variable, which is not
+    read. A value read is an ``EnvValue``: errors and traces show ``${env:NAME}``, never it;
+    as a model's ``apiKey`` it goes only to its provider's host (see ``wire``)."""
     try:
         file = Path(path).resolve()
     except (OSError, ValueError, RuntimeError) as exc:
@@ -82,7 +85,7 @@ def loads(
     if not isinstance(data, dict):
         raise doc.error("Frontmatter must be a YAML mapping")
     roots = None if allowed_roots is None else [Path(r) for r in allowed_roots]
-    access = EnvAccess.of(env, default=None)
+    access = EnvAccess.of(env, default=frozenset())
     data = resolve_references(data, doc, base_dir=Path(base_dir), allowed_roots=roots, env=access)
     return read_agent(data, doc, split)
 

@@ -2,19 +2,24 @@
 wire format, the connection the host and key, the options tether's ``ModelOptions``.
 
 A key goes only to its connection's endpoint (or, with no endpoint, the provider's own host):
-tether's HTTP transports keep credentials to the host they were built for.
+tether's HTTP transports keep credentials to the host they were built for. A key the file read
+from the environment (``${env:...}``) goes only to the provider's own host (as a key tether
+takes from the environment itself does: ``transports.http.resolve_api_key``), an Azure
+resource host for ``azure``/``foundry``, or an endpoint that also came from the environment.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..transports.anthropic import AnthropicTransport
 from ..transports.base import CompletionTransport
+from ..transports.http import HttpTransport
 from ..transports.openai_chat import OpenAIChatTransport
 from ..transports.openai_responses import OpenAIResponsesTransport
-from .env import hidden
+from .env import EnvValue, hidden
 from .errors import PromptyError
 from .model import Connection, Model, ModelOptions, Property
 from .registry import get_connection
@@ -23,6 +28,15 @@ from .schema import output_format
 __all__ = ["WireError", "model_options", "transport_for"]
 
 _OPENAI = ("openai", "azure", "foundry", None)
+_AZURE = ("azure", "foundry")
+_AZURE_HOSTS = (
+    ".openai.azure.com",
+    ".cognitiveservices.azure.com",
+    ".services.ai.azure.com",
+    ".models.ai.azure.com",
+    ".inference.ai.azure.com",
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class WireError(PromptyError, ValueError):
@@ -113,17 +127,50 @@ def transport_for(
     kwargs: dict[str, Any] = {**model_options(model.options, outputs), **(overrides or {})}
     kwargs.update(base_url=base_url, api_key=key, stream=stream)
     provider = model.provider
-    if provider in _OPENAI and model.api_type == "chat":
-        return OpenAIChatTransport(model.id, **kwargs)
-    if provider in _OPENAI and model.api_type == "responses":
-        return OpenAIResponsesTransport(model.id, **kwargs)
-    if provider == "anthropic" and model.api_type == "chat":
-        return AnthropicTransport(model.id, **kwargs)
+    cls = _transport_class(provider, model.api_type)
+    endpoint = None if connection is None else connection.endpoint
+    if isinstance(key, EnvValue) and base_url and not isinstance(endpoint, EnvValue):
+        _check_key_host(key, base_url, cls.default_base_url, provider)
+    return cls(model.id, **kwargs)
+
+
+def _transport_class(provider: str | None, api_type: str) -> type[HttpTransport]:
+    if provider in _OPENAI and api_type == "chat":
+        return OpenAIChatTransport
+    if provider in _OPENAI and api_type == "responses":
+        return OpenAIResponsesTransport
+    if provider == "anthropic" and api_type == "chat":
+        return AnthropicTransport
     raise WireError(
-        f"no chat transport for provider {_shown(provider)} with apiType {_shown(model.api_type)} "
+        f"no chat transport for provider {_shown(provider)} with apiType {_shown(api_type)} "
         "(openai/azure/foundry: chat or responses; anthropic: chat)"
     )
 
 
 def _shown(value: str | None) -> str:
     return "None" if value is None else f"'{hidden(value)}'"
+
+
+def _check_key_host(key: EnvValue, base_url: str, own_url: str, provider: str | None) -> None:
+    """A key read from the environment goes to the provider's own host (an Azure resource for
+    azure/foundry), over https; elsewhere is a ``WireError`` naming the reference."""
+    target, own = _origin(base_url), _origin(own_url)
+    if target == own:
+        return
+    scheme, host, _ = target
+    if provider in _AZURE and scheme == "https" and host.endswith(_AZURE_HOSTS):
+        return
+    raise WireError(
+        f"{key.reference} is a key from the environment: it goes only to {own[1]} "
+        f"(or an endpoint from the environment), not to {scheme}://{host}"
+    )
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme)
