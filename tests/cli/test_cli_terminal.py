@@ -153,3 +153,20 @@ def test_chat_greeting_and_tool_list_are_inert(
     assert "Looks up." in shown and "m\\x1b[2J" in shown
     for sequence in FORBIDDEN:
         assert sequence not in shown
+
+
+def test_verbose_http_log_lines_are_inert(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from tether.cli.app import configure_logging
+
+    root = logging.getLogger("tether")
+    before, level = list(root.handlers), root.level
+    try:
+        configure_logging(True)
+        logging.getLogger("tether.http").debug("response body: %s", EVIL)
+    finally:
+        for handler in root.handlers[len(before) :]:
+            root.removeHandler(handler)
+        root.setLevel(level)
+    assert_inert(capsys.readouterr().err)

@@ -220,12 +220,19 @@ def report_error(err: Console, exc: BaseException, verbose: bool) -> None:
     err.print(line, soft_wrap=True, highlight=False)
 
 
+class _SafeFormatter(logging.Formatter):
+    """Log lines carry what servers sent: shown inert, as all outside text is."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return safe(super().format(record))
+
+
 def configure_logging(verbose: bool) -> None:
     """``--verbose``: HTTP traffic of logger ``tether.http`` (secrets redacted) to stderr."""
     if not verbose:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.setFormatter(_SafeFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     root = logging.getLogger("tether")
     root.addHandler(handler)
     root.setLevel(logging.INFO)
