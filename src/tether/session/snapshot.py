@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
 from ..codec import block_from_dict, message_to_dict
-from ..messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from ..messages import ContentBlock, Message, Role, ToolResultBlock, ToolUseBlock
 from ..results import not_run_result
 
 __all__ = [
@@ -116,9 +116,10 @@ def _message(item: Any, n: int, where: str) -> Message:
 def _read_message(item: Any) -> Message:
     if not isinstance(item, dict):
         raise _Bad("a message must be an object")
-    role, content = item.get("role"), item.get("content")
-    if not isinstance(role, str) or role not in _HOLDS:
-        raise _Bad(f"'role' must be 'user', 'assistant' or 'system', got {role!r}")
+    given, content = item.get("role"), item.get("content")
+    role = _ROLES.get(given) if isinstance(given, str) else None
+    if role is None:
+        raise _Bad(f"'role' must be 'user', 'assistant' or 'system', got {given!r}")
     if not isinstance(content, list):
         raise _Bad("'content' must be a list of blocks")
     blocks: list[ContentBlock] = []
@@ -219,6 +220,7 @@ _CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "image": _image,
     "audio": _audio,
 }
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system"}
 _HOLDS: dict[str, frozenset[str]] = {
     "user": frozenset(("text", "tool_result", "image", "audio")),
     "assistant": frozenset(("text", "tool_use", "reasoning", "image")),
