@@ -28,13 +28,21 @@ from .events import (
     AgentState,
     CallSkillAction,
     FinalAnswerAction,
+    ModelErrorObservation,
     Observation,
     ToolErrorObservation,
     ValidationErrorObservation,
 )
 from .registry import Registry
 
-__all__ = ["CHECK_TOOL", "Recorder", "StepTransport", "check_tool", "format_error"]
+__all__ = [
+    "CHECK_TOOL",
+    "ModelCallFailed",
+    "Recorder",
+    "StepTransport",
+    "check_tool",
+    "format_error",
+]
 
 CHECK_TOOL = "reply_check"
 """The tool a refused reply is routed to: its result is the check's feedback."""
@@ -42,20 +50,35 @@ CHECK_TOOL = "reply_check"
 Step = Callable[[AgentState], Awaitable[Action | Observation]]
 
 
+class ModelCallFailed(Exception):
+    """A step could not ask the model (its handle raised): the engine retries the turn, and a
+    run that still fails ends with ``observation``, which counts the ``attempts`` in a row."""
+
+    def __init__(self, observation: ModelErrorObservation) -> None:
+        super().__init__(observation.message)
+        self.observation = observation
+
+
 class StepTransport:
     """A transport whose every turn is ``step(state)``; the turn's action or refusal is put on
-    the stream as it is made, and said to the engine as events."""
+    the stream as it is made, and said to the engine as events. A step that could not ask the
+    model raises ``ModelCallFailed`` before the turn's first event, so the engine retries it."""
 
     def __init__(self, step: Step, state: AgentState) -> None:
         self._step = step
         self._state = state
         self._calls = 0
+        self._failures = 0  # failed tries of the turn now being made
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
         """One step, as the events of one model turn."""
         event = await self._step(self._state)
+        if isinstance(event, ModelErrorObservation):
+            self._failures += 1
+            raise ModelCallFailed(ModelErrorObservation(event.message, self._failures))
+        self._failures = 0
         self._state.stream.append(event)
         self._calls += 1
         for out in _turn(event, f"step_{self._calls}", self._calls):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -16,22 +15,35 @@ from typing import Any, Protocol
 
 from ..agent import Agent
 from ..blocking import run_blocking
+from ..clock import SYSTEM_CLOCK, Clock
 from ..context import MemoryContextStore
 from ..errors import MaxIterationsError
 from ..middleware import Middleware
+from ..results import describe_exception
 from ..tools.tool import Guard
-from .adapter import CHECK_TOOL, Recorder, StepTransport, check_tool, format_error
+from ..transports.retry import RetryPolicy
+from .adapter import (
+    CHECK_TOOL,
+    ModelCallFailed,
+    Recorder,
+    StepTransport,
+    check_tool,
+    format_error,
+)
 from .events import (
     Action,
     AgentState,
     CallSkillAction,
+    EventStream,
     FinalAnswerAction,
     MaxIterationsObservation,
+    ModelErrorObservation,
     Observation,
     SkillObservation,
     ValidationErrorObservation,
 )
-from .protocol import action_schema, build_prompt, parse_action
+from .mock import MockModelExhausted
+from .protocol import action_schema, build_prompt, json_text, parse_action
 from .registry import Registry, get_registry
 from .soul import Soul
 
@@ -69,6 +81,7 @@ class SkillAgent:
     guards: Sequence[Guard] = field(default=(), kw_only=True)
     middleware: Sequence[Middleware] = field(default=(), kw_only=True)
     refuse_repeats: bool = field(default=False, kw_only=True)
+    clock: Clock = field(default=SYSTEM_CLOCK, kw_only=True)
 
     def __post_init__(self) -> None:
         if self.model is None or not callable(getattr(self.model, "generate", None)):
@@ -83,10 +96,17 @@ class SkillAgent:
     async def step_async(self, state: AgentState) -> Action | Observation:
         """One decision: the prompt, the model's reply, the reply parsed into an action or the
         validation error that says why it is not one (with ``refuse_repeats``, a repeated call
-        is one); the stream is not changed."""
+        is one), or a ``ModelErrorObservation`` when the handle raised; the stream is not
+        changed."""
         schema = action_schema(self.registry, list(state.stream))
         kwargs = {"json_schema": schema} if _takes_schema(self.model) else {}
-        raw = await asyncio.to_thread(self.model.generate, self.prompt(state), **kwargs)
+        prompt = self.prompt(state)
+        try:
+            raw = await asyncio.to_thread(self.model.generate, prompt, **kwargs)
+        except MockModelExhausted:
+            raise  # a test script too short is the caller's bug, not the model's behaviour
+        except Exception as exc:
+            return ModelErrorObservation(describe_exception(exc))
         action = parse_action(raw, self.registry)
         if self.refuse_repeats and isinstance(action, CallSkillAction):
             return _repeat(action, state) or action
@@ -107,9 +127,11 @@ class SkillAgent:
         ends with a ``MaxIterationsObservation``). A workflow object (anything with ``run``)
         is run on ``query`` instead, its value the final answer.
 
-        ``max_retries`` is kept for cantus code: as there, a validation error does not reset
-        the count of steps, and the model goes on seeing its feedback; only ``max_iterations``
-        ends a run early."""
+        As in cantus, a validation error does not reset the count of steps, and the model
+        goes on seeing its feedback; only ``max_iterations`` ends a run for replies. A model
+        handle that raises is tried again up to ``max_retries`` times (waiting 1 s, then
+        twice as long each time, on ``clock``); when it still fails, the stream ends with a
+        ``ModelErrorObservation`` and the run returns."""
         text = _query(workflow_or_query, query)
         if max_iterations < 1 or max_retries < 0:
             raise ValueError("max_iterations must be >= 1 and max_retries >= 0")
@@ -118,10 +140,10 @@ class SkillAgent:
             value = await asyncio.to_thread(workflow_or_query.run, text)
             state.stream.append(FinalAnswerAction(answer=str(value), thought="workflow"))
             return state
-        await self._loop(state, max_iterations)
+        await self._loop(state, max_iterations, max_retries)
         return state
 
-    async def _loop(self, state: AgentState, max_iterations: int) -> None:
+    async def _loop(self, state: AgentState, max_iterations: int, max_retries: int) -> None:
         engine = Agent(
             system="",
             transport=StepTransport(self.step_async, state),
@@ -132,14 +154,18 @@ class SkillAgent:
             middleware=(Recorder(state, self.registry), *self.middleware),
             format_tool_error=format_error,
             tool_timeout=None,
+            retry=RetryPolicy(max_attempts=max_retries + 1, retry_on=_model_failed),
+            clock=self.clock,
             name="skill-agent",
         )
         try:
             await engine.run(state.query, MemoryContextStore())
+        except ModelCallFailed as failed:
+            state.stream.append(failed.observation)
         except MaxIterationsError:
             actions = [e for e in state.stream if isinstance(e, Action)]
             last = repr(actions[-1]) if actions else ""
-            partial = copy.deepcopy(state.stream)
+            partial = EventStream([_copy(e) for e in state.stream])
             state.stream.append(MaxIterationsObservation(max_iterations, last, partial))
 
     def run(
@@ -163,6 +189,19 @@ class SkillAgent:
 _QUOTE_CHARS = 500
 
 
+def _model_failed(exc: BaseException) -> bool:
+    return isinstance(exc, ModelCallFailed)
+
+
+def _copy(event: Action | Observation) -> Action | Observation:
+    """A deep copy of ``event``, or the event itself where its values cannot be copied (a
+    skill's result may hold a lock, or nest past Python's recursion limit)."""
+    try:
+        return copy.deepcopy(event)
+    except (RecursionError, TypeError, ValueError, copy.Error):
+        return event
+
+
 def _repeat(call: CallSkillAction, state: AgentState) -> ValidationErrorObservation | None:
     """The refusal of ``call`` when an earlier call with its skill and arguments gave a result
     (the latest such result is quoted), else None."""
@@ -177,8 +216,8 @@ def _repeat(call: CallSkillAction, state: AgentState) -> ValidationErrorObservat
             result, found = after.result, True
     if not found:
         return None
-    args = json.dumps(call.args, ensure_ascii=False, default=str)
-    value = json.dumps(result, ensure_ascii=False, default=str)
+    args = json_text(call.args)
+    value = json_text(result)
     if len(value) > _QUOTE_CHARS:
         value = value[:_QUOTE_CHARS] + "…[truncated]"
     return ValidationErrorObservation(

@@ -14,6 +14,7 @@ __all__ = [
     "EventStream",
     "FinalAnswerAction",
     "MaxIterationsObservation",
+    "ModelErrorObservation",
     "Observation",
     "SkillObservation",
     "ToolErrorObservation",
@@ -70,6 +71,15 @@ class ValidationErrorObservation(Observation):
 
     validator_name: str
     feedback: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelErrorObservation(Observation):
+    """The model could not be asked: its handle raised on every one of ``attempts`` tries;
+    ``message`` is the last error. The run ends with it."""
+
+    message: str
+    attempts: int = 1
 
 
 @dataclass(slots=True)

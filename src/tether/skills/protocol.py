@@ -24,11 +24,13 @@ __all__ = [
     "INSTRUCTIONS",
     "MAX_EVENT_CHARS",
     "MAX_REPLY_CHARS",
+    "MAX_REPLY_DEPTH",
     "PREVIEW_CHARS",
     "RECAP_CHARS",
     "RECAP_RESULTS",
     "action_schema",
     "build_prompt",
+    "json_text",
     "parse_action",
     "preview",
     "recap",
@@ -54,6 +56,7 @@ Reply 3: {"results": "river_length_km(river=\\"Nile\\") = 6650; km_to_miles(km=6
 long; nothing is missing", "action": {"final_answer": "The Nile is about 4132 miles long."}}"""
 PREVIEW_CHARS = 500
 MAX_REPLY_CHARS = 200_000
+MAX_REPLY_DEPTH = 64
 MAX_EVENT_CHARS = 4_000
 RECAP_CHARS = 120
 RECAP_RESULTS = 3
@@ -90,7 +93,7 @@ def recap(
     Only the ``newest`` ones are given (``None``: all), after ``"…"`` when some are left out:
     the recap a constrained reply must copy stays short, however long the run."""
     done = [
-        f"{_call_text(call)} = {_cut(_json(value), limit)}"
+        f"{_call_text(call)} = {_cut(json_text(value), limit)}"
         for call, value, ok in _outcomes(events)
         if ok
     ]
@@ -107,10 +110,10 @@ def _problems(events: Sequence[Action | Observation]) -> list[str]:
         if ok:
             continue
         if isinstance(value, ToolErrorObservation):
-            out.append(f"{_call_text(call)} failed: {_cut(_json(value.message))}")
+            out.append(f"{_call_text(call)} failed: {_cut(json_text(value.message))}")
         elif isinstance(value, ValidationErrorObservation):
             where = f"{_call_text(call)} was refused" if call is not None else "a reply was refused"
-            out.append(f"{where} by {value.validator_name}: {_cut(_json(value.feedback))}")
+            out.append(f"{where} by {value.validator_name}: {_cut(json_text(value.feedback))}")
     return out
 
 
@@ -141,12 +144,17 @@ def _outcomes(
 def _call_text(call: CallSkillAction | None) -> str:
     if call is None:
         return "?"
-    args = ", ".join(f"{k}={_json(v)}" for k, v in call.args.items())
+    args = ", ".join(f"{k}={json_text(v)}" for k, v in call.args.items())
     return f"{call.skill_name}({args})"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+def json_text(value: Any) -> str:
+    """``value`` as JSON (what JSON cannot hold as its ``str``); a value no JSON can show (a
+    cycle, nesting past Python's recursion limit, a ``str`` that raises) as a note saying so."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except Exception as exc:
+        return f"<{type(value).__name__} that JSON cannot show: {type(exc).__name__}>"
 
 
 def _cut(text: str, limit: int = MAX_EVENT_CHARS) -> str:
@@ -195,7 +203,26 @@ def parse_action(raw: Any, registry: Registry) -> Action | ValidationErrorObserv
         return _parse_error(
             "json_syntax", f"top-level must be a JSON object, got {type(data).__name__}", raw
         )
+    if _deeper_than(data, MAX_REPLY_DEPTH):
+        detail = f"the reply is nested deeper than {MAX_REPLY_DEPTH} levels; send flatter args"
+        return _parse_error("json_syntax", detail, raw)
     return _action(data, raw, registry)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` (parsed JSON) nests lists and objects more than ``limit`` deep; one
+    pass with a stack of its own, so no depth can overflow Python's."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in item)
+    return False
 
 
 def _action(
@@ -240,10 +267,13 @@ def _skill_call(
             f"skill_name {name!r} not in current skill registry; available: {known}",
             raw,
         )
-    args = action.get("args")
-    return CallSkillAction(
-        skill_name=name, args=args if isinstance(args, dict) else {}, thought=thought
-    )
+    args = action.get("args", {})
+    if not isinstance(args, dict):
+        kind = "null" if args is None else type(args).__name__
+        given = json_text(args)
+        detail = f"args must be a JSON object of the skill's arguments, got {kind}: {given}"
+        return _parse_error("invalid_args", _cut(detail, PREVIEW_CHARS), raw)
+    return CallSkillAction(skill_name=name, args=args, thought=thought)
 
 
 def action_schema(
