@@ -8,6 +8,7 @@ import stat
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -47,7 +48,7 @@ def children() -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            stat = open(f"/proc/{entry}/stat").read()  # noqa: SIM115
+            stat = Path(f"/proc/{entry}/stat").read_text()
         except OSError:
             continue  # it exited meanwhile
         fields = stat.rsplit(")", 1)[1].split()
@@ -85,7 +86,7 @@ def large_open_files(limit: int = 1 << 20) -> list[str]:
 def dead(pid: int) -> bool:
     """Whether process ``pid`` is gone (or a zombie waiting to be reaped)."""
     try:
-        stat_line = open(f"/proc/{pid}/stat").read()  # noqa: SIM115
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return True
     return stat_line.rsplit(")", 1)[1].split()[0] == "Z"

@@ -83,3 +83,27 @@ async def test_a_huge_result_reaches_the_model_bounded(make: Make) -> None:
     assert other_tasks() == set()
     assert set(children()) <= processes
     assert open_fds() == fds
+
+
+async def test_a_message_over_the_size_limit_is_an_error_result(make: Make) -> None:
+    """40 MB in one message: dropped as it streams in (over stdio, splitting it into lines took
+    time quadratic in its size and held the connection meanwhile), the call answered at once."""
+    fds, processes = open_fds(), set(children())
+    model = ScriptedTransport(
+        [
+            Reply(tool_calls=[Call("huge", {"chars": 40_000_000})]),
+            Reply(tool_calls=[Call("echo", {})]),
+            Reply("done"),
+        ]
+    )
+    server = make()
+    server.timeout = 30.0
+    async with AgentSession(model, mcp_tools=[server]) as session:
+        assert await session.send("go") == "done"
+    (huge,) = session.messages[2].tool_results
+    assert huge.is_error and "16777216 bytes" in huge.text, huge.text
+    (after,) = session.messages[4].tool_results
+    assert (after.text, after.is_error) == ("{}", False)
+    assert other_tasks() == set()
+    assert set(children()) <= processes
+    assert open_fds() == fds

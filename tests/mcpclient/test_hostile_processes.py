@@ -4,6 +4,7 @@ outlives the session."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,19 @@ async def test_a_servers_grandchildren_die_with_the_session(
         assert not any(dead(p) for p in pids)
     await until(lambda: all(dead(p) for p in pids), "the end of the server's grandchildren")
     assert set(children()) == before
+
+
+async def test_a_server_that_exits_while_its_child_holds_its_stdout_fails_the_call_at_once(
+    hostile: tuple[list[str], Path],
+) -> None:
+    command, markers = hostile
+    model = ScriptedTransport([Reply(tool_calls=[Call("exit", {})]), Reply("done")])
+    server = McpStdio(command[0], [*command[1:], "grandchild"], timeout=20)
+    started = time.monotonic()
+    async with AgentSession(model, mcp_tools=[server]) as session:
+        assert await session.send("go") == "done"
+        assert time.monotonic() - started < 15.0  # not the 20 s timeout
+    (said,) = texts(session.messages)
+    assert "went away during the call" in said
+    pids = [int(p) for p in (markers / "grandchildren").read_text().split()]
+    await until(lambda: all(dead(p) for p in pids), "the end of the server's grandchildren")

@@ -261,8 +261,9 @@ async def test_credentials_go_only_to_the_servers_own_url() -> None:
             ):
                 pass
     finally:
-        first.shutdown()
-        other.shutdown()
+        for server in (first, other):
+            server.shutdown()
+            server.server_close()
     assert elsewhere == []
     assert token not in str(info.value) and key not in str(info.value)
 

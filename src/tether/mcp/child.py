@@ -1,15 +1,17 @@
-"""An MCP server as a child process, over the SDK's stdio transport: its stderr kept as a bounded
-tail (``StderrTail``) and, when the transport closes, every process it started ended with it
-(``tree``), whatever process group or session it moved to."""
+"""An MCP server as a child process: its stdin and stdout as message streams (``process``), its
+stderr kept as a bounded tail (``StderrTail``) and, when the streams close, every process it
+started ended with it (``tree``), whatever process group or session it moved to."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from .process import process_streams
 from .stderr import StderrTail
 from .tree import MARK, end_marked, new_mark
 
@@ -25,18 +27,20 @@ async def child_streams(
     stderr: StderrTail,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``command args...`` started, its stdin and stdout as the SDK's message streams."""
-    from mcp import StdioServerParameters, stdio_client  # noqa: PLC0415
-
     mark = new_mark()
-    params = StdioServerParameters(
-        command=command, args=list(args), env={**env, MARK: mark}, cwd=cwd
-    )
-    errlog = os.fdopen(stderr.open(), "w", encoding="utf-8")
+    errors = stderr.open()
     try:
-        async with stdio_client(params, errlog=errlog) as streams:
-            errlog.close()  # the child has its own copy
+        async with process_streams([command, *args], {**env, MARK: mark}, cwd, errors) as streams:
+            _close(errors)  # the child has its own copy
+            errors = -1
             yield streams
     finally:
-        errlog.close()
+        _close(errors)
         end_marked(mark)
         stderr.close()
+
+
+def _close(fd: int) -> None:
+    if fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(fd)

@@ -1,5 +1,5 @@
 """``McpStreamable``: an MCP server over Streamable HTTP. Its credentials go to its own URL only:
-redirects are not followed."""
+redirects are not followed. No message from it may pass ``MAX_MESSAGE`` bytes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
+from .limits import MAX_MESSAGE
 from .server import McpServer
 
 __all__ = ["McpStreamable"]
@@ -66,7 +67,13 @@ async def _http(
     import httpx2  # noqa: PLC0415 - the MCP SDK's HTTP client
     from mcp.client.streamable_http import streamable_http_client  # noqa: PLC0415
 
+    from .httpcap import CappedTransport  # noqa: PLC0415 - imports httpx2
+
     timeout = httpx2.Timeout(connect, read=read + connect)
-    http = httpx2.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False)
-    async with http, streamable_http_client(url, http_client=http) as streams:
+    transport = CappedTransport(httpx2.AsyncHTTPTransport(), MAX_MESSAGE)
+    http = httpx2.AsyncClient(
+        headers=headers, timeout=timeout, follow_redirects=False, transport=transport
+    )
+    client = streamable_http_client(url, http_client=http, max_sse_event_size=MAX_MESSAGE)
+    async with http, client as streams:
         yield streams
