@@ -214,7 +214,7 @@ def backends(tmp: Path, peers: bool) -> list[tuple[str, Any, bool]]:
         (
             "SQLiteStore",
             lambda: tether_store(
-                SQLiteStore(tmp / "tether.db"), SQLiteStore(tmp / "tether.db", cache_messages=0)
+                SQLiteStore(tmp / "tether.db"), SQLiteStore(tmp / "tether.db", cache_bytes=0)
             ),
             False,
         ),

@@ -210,6 +210,8 @@ _OTHER_ERRORS: tuple[type[errors.TetherError], ...] = (
     errors.GuardrailError,
     errors.ToolNotFoundError,
     errors.RunCancelled,
+    errors.ConflictError,
+    errors.StoreDamagedError,
 )
 _ERROR_TYPES: dict[str, type[errors.TetherError]] = {
     cls.__name__: cls for cls in (*_TRANSPORT_ERRORS, *_OTHER_ERRORS)

@@ -9,6 +9,8 @@ TetherError
 ├── ToolNotFoundError         the model called an unknown tool (``unknown_tool="raise"``)
 ├── ToolArgumentError         a tool's arguments failed validation (becomes an error result)
 ├── RunCancelled              a ``CancellationToken`` stopped the run
+├── ConflictError             another writer wrote to the stored session first
+├── StoreDamagedError         a stored record cannot be read back (session, position)
 └── RemoteError               an exception read back from JSON whose type is not known here
 """
 
@@ -28,6 +30,7 @@ __all__ = [
     "RemoteError",
     "RunCancelled",
     "ServerError",
+    "StoreDamagedError",
     "StreamContractError",
     "StreamInterruptedError",
     "TetherError",
@@ -128,6 +131,18 @@ class RunCancelled(TetherError):
 
 class ConflictError(TetherError):
     """Another writer appended to the session first; nothing of this append was stored."""
+
+
+class StoreDamagedError(TetherError, ValueError):
+    """A stored record cannot be read back. ``session_id`` and ``position`` (the message's
+    index in the session) say where; other sessions are not affected."""
+
+    def __init__(
+        self, message: str, *, session_id: str | None = None, position: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.position = position
 
 
 class RemoteError(TetherError):

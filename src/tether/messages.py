@@ -25,11 +25,38 @@ Role: TypeAlias = Literal["user", "assistant", "system"]
 _ROLES = frozenset(("user", "assistant", "system"))
 
 
+def _wrong(owner: str, field_name: str, expected: str, value: object) -> TypeError:
+    return TypeError(f"{owner}.{field_name} is {expected}, got {type(value).__name__}")
+
+
+def _check_text(owner: str, field_name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise _wrong(owner, field_name, "a string", value)
+
+
+def _check_optional_text(owner: str, field_name: str, value: object) -> None:
+    if value is not None and not isinstance(value, str):
+        raise _wrong(owner, field_name, "a string or None", value)
+
+
+def _check_flag(owner: str, field_name: str, value: object) -> None:
+    if type(value) is not bool:
+        raise _wrong(owner, field_name, "True or False", value)
+
+
+# Blocks check their fields' types when built, so a message that could not be stored and read
+# back (text that is None, bytes or a dict) never exists at all.
+
+
 @dataclass(frozen=True, slots=True)
 class TextBlock:
     """Plain text."""
 
     text: str
+
+    def __post_init__(self) -> None:
+        if type(self.text) is not str:
+            _check_text("TextBlock", "text", self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +68,9 @@ class ImageBlock:
     url: str | None = None
 
     def __post_init__(self) -> None:
+        _check_text("ImageBlock", "media_type", self.media_type)
+        _check_optional_text("ImageBlock", "data", self.data)
+        _check_optional_text("ImageBlock", "url", self.url)
         if (self.data is None) == (self.url is None):
             raise ValueError("ImageBlock needs exactly one of data= (base64) or url=")
 
@@ -56,6 +86,10 @@ class AudioBlock:
 
     media_type: str
     data: str
+
+    def __post_init__(self) -> None:
+        _check_text("AudioBlock", "media_type", self.media_type)
+        _check_text("AudioBlock", "data", self.data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +107,12 @@ class ReasoningBlock:
     id: str | None = None
     provider: str | None = None
 
+    def __post_init__(self) -> None:
+        _check_text("ReasoningBlock", "text", self.text)
+        _check_flag("ReasoningBlock", "redacted", self.redacted)
+        for name in ("signature", "id", "provider"):
+            _check_optional_text("ReasoningBlock", name, getattr(self, name))
+
 
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
@@ -89,6 +129,14 @@ class ToolUseBlock:
     raw_arguments: str | None = None
     parse_error: str | None = None
 
+    def __post_init__(self) -> None:
+        _check_text("ToolUseBlock", "id", self.id)
+        _check_text("ToolUseBlock", "name", self.name)
+        if type(self.input) is not dict and not isinstance(self.input, Mapping):
+            raise _wrong("ToolUseBlock", "input", "a mapping", self.input)
+        _check_optional_text("ToolUseBlock", "raw_arguments", self.raw_arguments)
+        _check_optional_text("ToolUseBlock", "parse_error", self.parse_error)
+
 
 ToolResultContent: TypeAlias = str | tuple[TextBlock | ImageBlock, ...]
 
@@ -102,8 +150,19 @@ class ToolResultBlock:
     is_error: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.content, str | tuple):
-            object.__setattr__(self, "content", tuple(self.content))
+        _check_text("ToolResultBlock", "tool_use_id", self.tool_use_id)
+        _check_flag("ToolResultBlock", "is_error", self.is_error)
+        content = self.content
+        if isinstance(content, str):
+            return
+        if not isinstance(content, tuple):
+            if not isinstance(content, Iterable) or isinstance(content, bytes | Mapping):
+                raise _wrong("ToolResultBlock", "content", "a string or blocks", content)
+            content = tuple(content)
+            object.__setattr__(self, "content", content)
+        for block in content:
+            if type(block) is not TextBlock and type(block) is not ImageBlock:
+                raise _wrong("ToolResultBlock", "content", "text and image blocks", block)
 
     @property
     def text(self) -> str:
@@ -117,6 +176,9 @@ class ToolResultBlock:
 
 ContentBlock: TypeAlias = (
     TextBlock | ImageBlock | AudioBlock | ReasoningBlock | ToolUseBlock | ToolResultBlock
+)
+_BLOCK_TYPES = frozenset(
+    (TextBlock, ImageBlock, AudioBlock, ReasoningBlock, ToolUseBlock, ToolResultBlock)
 )
 
 
@@ -133,10 +195,15 @@ class Message:
         object.__setattr__(self, "role", role)
         if isinstance(content, str):
             object.__setattr__(self, "content", (TextBlock(content),))
-        elif type(content) is tuple:
-            object.__setattr__(self, "content", content)
-        else:
-            object.__setattr__(self, "content", tuple(content))
+            return
+        if type(content) is not tuple:
+            if not isinstance(content, Iterable) or isinstance(content, bytes | Mapping):
+                raise _wrong("Message", "content", "a string or content blocks", content)
+            content = tuple(content)
+        for block in content:
+            if type(block) not in _BLOCK_TYPES:
+                raise _wrong("Message", "content", "content blocks", block)
+        object.__setattr__(self, "content", content)
 
     @property
     def text(self) -> str:

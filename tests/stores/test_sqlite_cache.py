@@ -17,12 +17,12 @@ def texts(messages: list[Message]) -> list[str]:
     return [m.text for m in messages]
 
 
-@pytest.mark.parametrize("limit", [100_000, 50, 0])
+@pytest.mark.parametrize("limit", [64 << 20, 10_000, 0])
 async def test_a_cached_history_sees_everything_another_writer_did(
     tmp_path: Path, limit: int
 ) -> None:
     path = tmp_path / "chats.db"
-    async with SQLiteStore(path, cache_messages=limit) as mine, SQLiteStore(path) as other:
+    async with SQLiteStore(path, cache_bytes=limit) as mine, SQLiteStore(path) as other:
         reader, writer = await mine.open("s"), await other.open("s")
         expected: list[str] = []
 
@@ -62,18 +62,22 @@ async def test_my_own_appends_extend_the_cached_history(tmp_path: Path) -> None:
 
 
 def test_the_cache_keeps_at_most_its_limit_least_recently_used_out() -> None:
-    cache = HistoryCache(5)
+    from tether.stores.cache import OVERHEAD
+
+    unit = OVERHEAD + 100  # a message of 100 stored bytes
+    cache = HistoryCache(5 * unit)
     one, two = [Message("user", "x")] * 3, [Message("user", "y")] * 2
-    cache.put("a", 1.0, 0, one)
-    cache.put("b", 1.0, 0, two)
-    cache.extend("b", 2, Message("user", "z"))  # would pass the limit: not kept
+    cache.put("a", 1.0, 0, one, 300)
+    cache.put("b", 1.0, 0, two, 200)
+    cache.extend("b", 2, Message("user", "z"), 100)  # would pass the limit: not kept
     assert len(cache.get("b").messages) == 2  # type: ignore[union-attr]
     assert cache.get("a") is not None  # a is now the most recent
-    cache.put("c", 1.0, 0, [Message("user", "w")])  # 6 > 5: b goes (least recently used)
+    cache.put("c", 1.0, 0, [Message("user", "w")], 100)  # 6 > 5: b goes (least recently used)
     assert cache.get("b") is None and cache.get("a") is not None
-    cache.put("d", 1.0, 0, [Message("user", "v")] * 6)  # larger than the whole cache
+    cache.put("d", 1.0, 0, [Message("user", "v")], 6 * unit)  # larger than the whole cache
     assert cache.get("d") is None
-    cache.extend("c", 0, Message("user", "not at its end"))
+    cache.extend("c", 0, Message("user", "not at its end"), 1)
     assert len(cache.get("c").messages) == 1  # type: ignore[union-attr]
+    assert cache.size == 4 * unit
     cache.drop()
-    assert cache.get("a") is None and cache.get("c") is None
+    assert cache.get("a") is None and cache.get("c") is None and cache.size == 0

@@ -6,7 +6,7 @@ store.open(session_id)`` gives a ``ContextStore``."""
 
 from __future__ import annotations
 
-from ..errors import ConflictError
+from ..errors import ConflictError, StoreDamagedError
 from .base import SessionInfo, StoredContext
 from .files import FileStore
 from .postgres import PostgresStore
@@ -20,5 +20,6 @@ __all__ = [
     "RedisStore",
     "SQLiteStore",
     "SessionInfo",
+    "StoreDamagedError",
     "StoredContext",
 ]

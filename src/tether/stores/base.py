@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from ..codec import message_from_json, message_to_json
+from ..codec import message_from_json, message_to_dict, message_to_json
+from ..errors import StoreDamagedError
 from ..interrupt import survive
 from ..messages import Message, TextBlock, text_message
 
@@ -18,9 +20,14 @@ __all__ = [
     "SessionRows",
     "StoredContext",
     "check_session_id",
+    "damaged",
+    "read_messages",
     "row_message",
     "stored_form",
+    "stored_row",
 ]
+
+T = TypeVar("T")
 
 MAX_SESSION_ID = 256
 PLAIN_TEXT = 0  # a message of one text block: its text as it is (no JSON to read back)
@@ -28,11 +35,26 @@ MESSAGE_FORMAT = 1  # any other message: the codec's JSON
 
 
 def stored_form(message: Message) -> tuple[int, str]:
-    """How a row-per-message store keeps ``message``: its format and body."""
+    """How a row-per-message store keeps ``message``: its format and body. The body is always
+    valid UTF-8: text that UTF-8 cannot hold (a lone surrogate) is kept as a JSON escape."""
     content = message.content
     if len(content) == 1 and type(content[0]) is TextBlock:
-        return PLAIN_TEXT, content[0].text
-    return MESSAGE_FORMAT, message_to_json(message)
+        text = content[0].text
+        if text.isascii() or _utf8(text):
+            return PLAIN_TEXT, text
+        return MESSAGE_FORMAT, json.dumps(message_to_dict(message), separators=(",", ":"))
+    body = message_to_json(message)
+    if body.isascii() or _utf8(body):
+        return MESSAGE_FORMAT, body
+    return MESSAGE_FORMAT, json.dumps(message_to_dict(message), separators=(",", ":"))
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def row_message(fmt: int, role: str, body: str) -> Message:
@@ -40,8 +62,46 @@ def row_message(fmt: int, role: str, body: str) -> Message:
     if fmt == PLAIN_TEXT:
         return text_message(role, body)
     if fmt == MESSAGE_FORMAT:
-        return message_from_json(body)
+        message = message_from_json(body)
+        if message.role != role:
+            raise ValueError(f"its role is {role!r} but its body says {message.role!r}")
+        return message
     raise ValueError(f"a stored message has format {fmt}; this tether reads up to {MESSAGE_FORMAT}")
+
+
+_DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
+def damaged(session: str, position: int | None, reason: object) -> StoreDamagedError:
+    """The error for a stored record of ``session`` that cannot be read (at ``position``, the
+    message's index in the session, when known)."""
+    where = "" if position is None else f" at message {position}"
+    return StoreDamagedError(
+        f"stored session {session!r} is damaged{where}: {reason}",
+        session_id=session,
+        position=position,
+    )
+
+
+def read_messages(
+    session: str, rows: Sequence[T], decode: Callable[[T], Message], first: int = 0
+) -> list[Message]:
+    """The messages ``decode`` makes of ``rows`` (the first is message ``first`` of the
+    session); a row it cannot read is a ``StoreDamagedError`` naming its position."""
+    try:
+        return [decode(row) for row in rows]
+    except _DAMAGE:
+        for at, row in enumerate(rows, first):
+            try:
+                decode(row)
+            except _DAMAGE as exc:
+                raise damaged(session, at, exc) from None
+        raise
+
+
+def stored_row(row: tuple[int, str, str]) -> Message:
+    """The message of a stored (format, role, body) row."""
+    return row_message(*row)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,18 @@ from ..messages import Message
 __all__ = ["Cached", "HistoryCache"]
 
 
+OVERHEAD = 200  # bytes counted per message besides its stored body (the objects around it)
+
+
 @dataclass(slots=True)
 class Cached:
-    """The messages of a session from position ``first``, as of some moment."""
+    """The messages of a session from position ``first``, as of some moment, and about how
+    many bytes they hold."""
 
     created: float
     first: int
     messages: list[Message]
+    size: int
 
     @property
     def end(self) -> int:
@@ -28,7 +33,8 @@ class Cached:
 
 
 class HistoryCache:
-    """Up to ``limit`` messages in all, least recently used first out; safe across threads."""
+    """Up to ``limit`` bytes of messages in all (their stored size), least recently used first
+    out; safe across threads."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -43,28 +49,40 @@ class HistoryCache:
             if found is None:
                 return None
             self._entries.move_to_end(session)
-            return Cached(found.created, found.first, list(found.messages))
+            return Cached(found.created, found.first, list(found.messages), found.size)
 
-    def put(self, session: str, created: float, first: int, messages: list[Message]) -> None:
-        """Keep (a copy of) ``messages`` as the history of ``session`` from ``first``."""
-        if len(messages) > self.limit:
+    @property
+    def size(self) -> int:
+        """The bytes held now."""
+        return self._size
+
+    def put(
+        self, session: str, created: float, first: int, messages: list[Message], size: int
+    ) -> None:
+        """Keep (a copy of) ``messages`` (``size`` bytes stored) as the history of ``session``
+        from ``first``."""
+        size += OVERHEAD * len(messages)
+        if size > self.limit:
             self.drop(session)
             return
         with self._lock:
             self._remove(session)
-            self._entries[session] = Cached(created, first, list(messages))
-            self._size += len(messages)
+            self._entries[session] = Cached(created, first, list(messages), size)
+            self._size += size
             while self._size > self.limit:
                 _, old = self._entries.popitem(last=False)
-                self._size -= len(old.messages)
+                self._size -= old.size
 
-    def extend(self, session: str, position: int, message: Message) -> None:
-        """``message`` was appended at ``position``: add it if the entry ends right there."""
+    def extend(self, session: str, position: int, message: Message, size: int) -> None:
+        """``message`` (``size`` bytes stored) was appended at ``position``: add it if the
+        entry ends right there and it fits."""
+        size += OVERHEAD
         with self._lock:
             found = self._entries.get(session)
-            if found is not None and found.end == position and self._size < self.limit:
+            if found is not None and found.end == position and self._size + size <= self.limit:
                 found.messages.append(message)
-                self._size += 1
+                found.size += size
+                self._size += size
 
     def drop(self, session: str | None = None) -> None:
         """Forget ``session`` (every session when None)."""
@@ -78,4 +96,4 @@ class HistoryCache:
     def _remove(self, session: str) -> None:
         gone = self._entries.pop(session, None)
         if gone is not None:
-            self._size -= len(gone.messages)
+            self._size -= gone.size

@@ -15,7 +15,14 @@ from typing import Any, Self
 from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from .base import SessionInfo, StoredContext, check_session_id, row_message, stored_form
+from .base import (
+    SessionInfo,
+    StoredContext,
+    check_session_id,
+    read_messages,
+    stored_form,
+    stored_row,
+)
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
@@ -189,18 +196,25 @@ class PostgresStore:
             "SELECT format, role, body FROM {s}.messages WHERE session = %s ORDER BY position",
             (session,),
         )
-        return [row_message(f, r, b) for f, r, b in rows]
+        return read_messages(session, rows, stored_row)
 
     async def clear_at(self, session: str, known: int) -> int:
+        """Remove the messages if the session is still at ``known``; the position moves on by
+        one, so a writer that knew the session before the clear gets a ``ConflictError``."""
         pool = await self._ready()
         async with pool.connection() as connection, connection.transaction():
             s = self.schema
-            await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
-            await connection.execute(
-                f"UPDATE {s}.sessions SET count = 0, updated = %s WHERE id = %s",
-                (time.time(), session),
+            moved = await connection.execute(
+                f"UPDATE {s}.sessions SET count = 0, next = next + 1, updated = %s "
+                "WHERE id = %s AND next = %s",
+                (time.time(), session, known),
             )
-        return known
+            if moved.rowcount != 1:
+                raise ConflictError(
+                    f"session {session!r} was written to by another writer; reopen it to clear it"
+                )
+            await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
+        return known + 1
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         """A new session holding ``messages``, written in one statement."""

@@ -15,7 +15,14 @@ from typing import Any, Self
 from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from .base import SessionInfo, StoredContext, check_session_id, row_message, stored_form
+from .base import (
+    SessionInfo,
+    StoredContext,
+    check_session_id,
+    read_messages,
+    row_message,
+    stored_form,
+)
 
 __all__ = ["SCHEMA_VERSION", "RedisStore"]
 
@@ -32,6 +39,14 @@ redis.call('HINCRBY', KEYS[1], 'count', count)
 redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[3])
 return 1
 """
+# KEYS: session hash, message list; ARGV: the position the clearing writer knows, now.
+_CLEAR = """
+local next = tonumber(redis.call('HGET', KEYS[1], 'next'))
+if next ~= tonumber(ARGV[1]) then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[1], 'next', next + 1, 'count', 0, 'updated', ARGV[2])
+return 1
+"""
 _CHUNK = 1000  # messages per script call when copying (Lua's unpack has a stack limit)
 _SEPARATOR = "\x1f"  # between the format/role prefix and the body
 
@@ -46,6 +61,7 @@ class RedisStore:
         self.prefix = prefix
         self._client: Any = None
         self._append_script: Any = None
+        self._clear_script: Any = None
 
     async def __aenter__(self) -> Self:
         await self._redis()
@@ -81,6 +97,7 @@ class RedisStore:
                 await client.aclose()
                 return self._client
             self._append_script = client.register_script(_APPEND)
+            self._clear_script = client.register_script(_CLEAR)
             self._client = client
         return self._client
 
@@ -161,15 +178,18 @@ class RedisStore:
 
     async def history_of(self, session: str) -> list[Message]:
         rows = await (await self._redis()).lrange(self._keys(session)[1], 0, -1)
-        return [_decoded(row) for row in rows]
+        return read_messages(session, rows, _decoded)
 
     async def clear_at(self, session: str, known: int) -> int:
-        meta, messages = self._keys(session)
-        async with (await self._redis()).pipeline(transaction=True) as pipe:
-            pipe.delete(messages)
-            pipe.hset(meta, mapping={"count": 0, "updated": time.time()})
-            await pipe.execute()
-        return known
+        """Remove the messages if the session is still at ``known`` (one script); the position
+        moves on by one, so a writer that knew the session before the clear conflicts."""
+        await self._redis()
+        done = await self._clear_script(keys=list(self._keys(session)), args=[known, time.time()])
+        if not done:
+            raise ConflictError(
+                f"session {session!r} was written to by another writer; reopen it to clear it"
+            )
+        return known + 1
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         """A new session holding ``messages``, pushed a thousand at a time."""

@@ -19,7 +19,15 @@ from typing import Self
 from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from .base import SessionInfo, StoredContext, check_session_id, row_message, stored_form
+from .base import (
+    SessionInfo,
+    StoredContext,
+    check_session_id,
+    damaged,
+    read_messages,
+    stored_form,
+    stored_row,
+)
 from .cache import HistoryCache
 from .pages import page_messages, page_of
 from .worker import Worker
@@ -60,16 +68,16 @@ UPDATE tether_meta SET value = '2' WHERE key = 'schema';
 
 
 class SQLiteStore:
-    """Conversations in the SQLite file at ``path`` (created if missing). Up to
-    ``cache_messages`` messages of recently used sessions stay in memory, so loading a session
-    again reads only what was appended since (0: read everything every time)."""
+    """Conversations in the SQLite file at ``path`` (created if missing). Recently used
+    sessions stay in memory, up to ``cache_bytes`` of stored messages in all, so loading a
+    session again reads only what was appended since (0: read everything every time)."""
 
     def __init__(
-        self, path: str | Path, *, busy_timeout: float = 5.0, cache_messages: int = 100_000
+        self, path: str | Path, *, busy_timeout: float = 5.0, cache_bytes: int = 64 << 20
     ) -> None:
         self.path = Path(path)
         self.busy_timeout = busy_timeout
-        self._cache = HistoryCache(cache_messages)
+        self._cache = HistoryCache(cache_bytes)
         self._writer: Worker | None = None
         self._reader: Worker | None = None
 
@@ -222,37 +230,45 @@ class SQLiteStore:
                 _pack(connection, session, updated[0][0])
 
         await writer.submit(insert, grouped=True)
-        self._cache.extend(session, position, message)
+        self._cache.extend(session, position, message, len(body))
         return position + 1
 
     async def history_of(self, session: str) -> list[Message]:
         _, reader = self._workers()
         cached = self._cache.get(session)
         hint = (cached.created, cached.first, cached.end) if cached is not None else None
-        found: tuple[float, int, int, list[Message]] | None = await reader.submit(
+        found: tuple[float, int, int, list[Message], int] | None = await reader.submit(
             lambda connection: _read_history(connection, session, hint)
         )
         if found is None:
             self._cache.drop(session)
             return []
-        created, first, start, tail = found
-        history = tail if cached is None or start == first else cached.messages + tail
-        self._cache.put(session, created, first, history)
-        return history
+        created, first, start, tail, size = found
+        if cached is not None and start != first:
+            tail, size = cached.messages + tail, size + cached.size
+        self._cache.put(session, created, first, tail, size)
+        return tail
 
     async def clear_at(self, session: str, known: int) -> int:
+        """Remove the messages if the session is still at ``known``; the position moves on by
+        one, so a writer that knew the session before the clear gets a ``ConflictError``."""
         writer, _ = self._workers()
 
         def clear(connection: sqlite3.Connection) -> None:
-            _forget(connection, "session = ?", (session,))
-            connection.execute(
-                "UPDATE tether_sessions SET count = 0, packed = next, updated = ? WHERE id = ?",
-                (time.time(), session),
+            moved = connection.execute(
+                "UPDATE tether_sessions SET count = 0, next = next + 1, packed = next + 1, "
+                "updated = ? WHERE id = ? AND next = ?",
+                (time.time(), session, known),
             )
+            if moved.rowcount != 1:
+                raise ConflictError(
+                    f"session {session!r} was written to by another writer; reopen it to clear it"
+                )
+            _forget(connection, "session = ?", (session,))
 
         self._cache.drop(session)
         await writer.submit(clear, grouped=True)
-        return known
+        return known + 1
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         """A new session holding ``messages``, written in one transaction (full pages packed)."""
@@ -282,10 +298,10 @@ class SQLiteStore:
 
 def _read_history(
     connection: sqlite3.Connection, session: str, hint: tuple[float, int, int] | None
-) -> tuple[float, int, int, list[Message]] | None:
-    """(created, first position, start, the messages from start) of ``session``, None if there
-    is no such session. ``hint`` is a cached (created, first, end): when it still holds, only
-    the messages from its end are read."""
+) -> tuple[float, int, int, list[Message], int] | None:
+    """(created, first position, start, the messages from start, their stored size) of
+    ``session``, None if there is no such session. ``hint`` is a cached (created, first, end):
+    when it still holds, only the messages from its end are read."""
     connection.execute("BEGIN")  # the session, its pages and its rows from one snapshot
     try:
         meta = connection.execute(
@@ -309,9 +325,15 @@ def _read_history(
         ).fetchall()
     finally:
         connection.execute("COMMIT")
-    messages = [m for at, page in pages for m in page_messages(page)[max(0, start - at) :]]
-    messages += [row_message(*row) for row in rows]
-    return created, first, start, messages
+    messages: list[Message] = []
+    for at, page in pages:
+        try:
+            messages += page_messages(page)[max(0, start - at) :]
+        except ValueError as exc:
+            raise damaged(session, max(at, first) - first, exc) from None
+    messages += read_messages(session, rows, stored_row, start - first + len(messages))
+    size = sum(len(page) for _, page in pages) + sum(len(row[2]) for row in rows)
+    return created, first, start, messages, size
 
 
 def _script(connection: sqlite3.Connection, script: str) -> None:
