@@ -151,6 +151,12 @@ def test_a_field_of_the_wrong_type_is_refused(
     refused(data, match)
 
 
+def test_a_huge_bad_value_is_quoted_short() -> None:
+    data = snapshot()
+    data["messages"][0]["role"] = "x" * 100_000
+    assert len(str(refused(data, r"'role' must be .*x…$"))) < 300
+
+
 def test_blocks_in_the_wrong_role_are_refused() -> None:
     data = snapshot()
     data["messages"][0]["content"].append({"type": "tool_use", "id": "x", "name": "look"})

@@ -27,6 +27,7 @@ __all__ = [
 
 SNAPSHOT_VERSION = 1
 _UNANSWERED = "its result is not in the saved conversation."
+_SHOWN = 60  # characters of a bad value quoted in an error
 
 
 class SnapshotError(ValueError):
@@ -77,13 +78,13 @@ def read_snapshot(data: Any, session_id: str) -> tuple[str | None, list[Message]
     version = data.get("version", SNAPSHOT_VERSION)
     if type(version) is not int or version != SNAPSHOT_VERSION:
         raise SnapshotError(
-            f"{where} has version {version!r}; this tether reads {SNAPSHOT_VERSION}"
+            f"{where} has version {_shown(version)}; this tether reads {SNAPSHOT_VERSION}"
         )
     owner = data.get("session_id", session_id)
     if not isinstance(owner, str):
         raise SnapshotError(f"{where}: 'session_id' must be a string")
     if owner != session_id:
-        raise SnapshotError(f"{where} belongs to session {owner!r}")
+        raise SnapshotError(f"{where} belongs to session {_shown(owner)}")
     system, messages = data.get("system"), data.get("messages")
     if system is not None and not isinstance(system, str):
         raise SnapshotError(f"{where}: 'system' must be a string or null")
@@ -119,7 +120,7 @@ def _read_message(item: Any) -> Message:
     given, content = item.get("role"), item.get("content")
     role = _ROLES.get(given) if isinstance(given, str) else None
     if role is None:
-        raise _Bad(f"'role' must be 'user', 'assistant' or 'system', got {given!r}")
+        raise _Bad(f"'role' must be 'user', 'assistant' or 'system', got {_shown(given)}")
     if not isinstance(content, list):
         raise _Bad("'content' must be a list of blocks")
     blocks: list[ContentBlock] = []
@@ -137,7 +138,7 @@ def _block(block: Any, role: str) -> ContentBlock:
     kind = block.get("type")
     check = _CHECKS.get(kind) if isinstance(kind, str) else None
     if check is None:
-        raise _Bad(f"unknown block type {kind!r}")
+        raise _Bad(f"unknown block type {_shown(kind)}")
     if kind not in _HOLDS[role]:
         article = "an" if role == "assistant" else "a"
         raise _Bad(f"{article} {role} message cannot hold a {kind} block")
@@ -262,7 +263,7 @@ def _calls(message: Message, n: int, where: str) -> list[ToolUseBlock]:
         if type(block) is ToolUseBlock:
             if block.id in seen:
                 raise SnapshotError(
-                    f"{where}: message {n}, block {b}: call id {block.id!r} is used twice",
+                    f"{where}: message {n}, block {b}: call id {_shown(block.id)} is used twice",
                     index=n,
                 )
             seen.add(block.id)
@@ -277,21 +278,26 @@ def _with_results(message: Message, calls: list[ToolUseBlock], n: int, where: st
     for b, block in enumerate(message.content):
         if type(block) is not ToolResultBlock:
             continue
-        at = f"{where}: message {n}, block {b}"
+        at, call = f"{where}: message {n}, block {b}", _shown(block.tool_use_id)
         if block.tool_use_id not in made:
             raise SnapshotError(
-                f"{at}: a result for {block.tool_use_id!r}, but the message before made no call "
-                "with that id",
+                f"{at}: a result for {call}, but the message before made no call with that id",
                 index=n,
             )
         if block.tool_use_id in given:
-            raise SnapshotError(f"{at}: call {block.tool_use_id!r} is answered twice", index=n)
+            raise SnapshotError(f"{at}: call {call} is answered twice", index=n)
         given[block.tool_use_id] = block
     if len(given) == len(calls):
         return message
     results = [given.get(c.id) or _unanswered(c) for c in calls]
     rest = [b for b in message.content if type(b) is not ToolResultBlock]
     return Message("user", (*results, *rest))
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``, cut short: a tampered field may be huge."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
 
 
 def _unanswered(call: ToolUseBlock) -> ToolResultBlock:
