@@ -17,7 +17,7 @@ from recorded import SPANS, record
 from tether import Agent, Tool
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.tracing import Recorder, TraceWriteWarning
-from tether.tracing.lines import write_all
+from tether.writes import write_all
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
 

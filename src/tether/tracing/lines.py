@@ -4,26 +4,16 @@ that failed half-way (a full disk) is taken back out, so a reader never meets ha
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import threading
 from pathlib import Path
 
-__all__ = ["LineFile", "write_all"]
+from ..writes import write_all
+
+__all__ = ["LineFile"]
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to ``fd``, continuing after short writes; ``OSError`` when the
-    system fails it or a write makes no progress."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(errno.EIO, "write made no progress")
-        view = view[written:]
 
 
 class LineFile:
