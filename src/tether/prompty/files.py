@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "MAX_REFERENCED_CHARS",
     "MAX_YAML_CHARS",
     "Doc",
     "Split",
@@ -47,6 +48,9 @@ MAX_INCLUDE_DEPTH = 4
 """How deep ``${file:...}`` references may nest inside referenced files."""
 MAX_RESOLVED_NODES = 100_000
 """The most values reference resolution visits in one load, referenced files included."""
+MAX_REFERENCED_CHARS = 4 * MAX_FILE_BYTES
+"""The most text ``${file:...}`` references may bring into one load, all told: a file named
+twice (or through a YAML alias) counts twice, though it is read once."""
 
 _DELIMITERS = ("---", "+++")
 
@@ -293,6 +297,8 @@ class _Resolver:
         self.roots = roots
         self.access = env
         self.visited = 0
+        self.referenced = 0
+        self.texts: dict[Path, str] = {}
 
     def walk(self, value: Any, doc: Doc, at: PathKey, includes: int) -> Any:
         self.visited += 1
@@ -338,15 +344,23 @@ class _Resolver:
         if includes >= MAX_INCLUDE_DEPTH:
             raise doc.error(f"File references nest deeper than {MAX_INCLUDE_DEPTH}", at)
         target = self.contained(reference, doc, at)
-        try:
-            text = read_text(target, follow_symlinks=False)
-        except MissingFileError:
-            raise MissingFileError(
-                f"Referenced file not found: {reference}",
-                path=doc.path,
-                line=doc.line_of(at),
-                field=dotted(at) or None,
-            ) from None
+        text = self.texts.get(target)
+        if text is None:
+            try:
+                text = read_text(target, follow_symlinks=False)
+            except MissingFileError:
+                raise MissingFileError(
+                    f"Referenced file not found: {reference}",
+                    path=doc.path,
+                    line=doc.line_of(at),
+                    field=dotted(at) or None,
+                ) from None
+            self.texts[target] = text
+        self.referenced += len(text)
+        if self.referenced > MAX_REFERENCED_CHARS:
+            raise doc.error(
+                f"The referenced files together are over {MAX_REFERENCED_CHARS} characters", at
+            )
         content, inner = _parse_file(target, text)
         return self.walk(content, inner, (), includes + 1)
 

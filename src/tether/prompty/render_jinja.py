@@ -1,14 +1,16 @@
-"""The ``jinja2`` engine (spec §5.5): real jinja2 in an immutable sandbox whose compiled tree is
-checked and instrumented (depth, size, loop budget, no template loading, no macros), with an
-output cap; ``render_segments`` brackets each interpolation with secret markers."""
+"""The ``jinja2`` engine (spec §5.5): real jinja2 in the sandbox of ``jinja_sandbox``, its
+compiled tree checked and instrumented (depth, size, no template loading, no macros, no
+recursive loops; loops spend steps and the work of the text they repeat, comparisons the work
+of what they read), with an output cap; ``render_segments`` brackets each interpolation with
+secret markers."""
 
 from __future__ import annotations
 
-import functools
 import secrets
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .jinja_sandbox import jinja_env
 from .render_base import (
     MAX_EXPRESSION_DEPTH,
     MAX_OUTPUT_CHARS,
@@ -18,18 +20,12 @@ from .render_base import (
     TemplateLimitError,
     TemplateSecurityError,
     TemplateSyntaxError,
-    check_container_size,
-    counted,
-    is_container,
-    text_of,
 )
 
 if TYPE_CHECKING:
-    from jinja2 import Environment, nodes
+    from jinja2 import nodes
 
 __all__ = ["JinjaRenderer"]
-
-_MAX_INT_BITS = 100_000
 
 
 class JinjaRenderer:
@@ -72,7 +68,7 @@ def _jinja_run(compiled: Any, inputs: Mapping[str, Any]) -> str:
 def _jinja_compile(template: str, marks: _Marks | None) -> Any:
     import jinja2  # noqa: PLC0415 - the prompty extra, loaded on first use
 
-    env = _jinja_env()
+    env = jinja_env()
     try:
         tree = env.parse(template)
         _check_tree(tree)
@@ -111,6 +107,8 @@ def _check_tree(tree: nodes.Template) -> None:
         if count > MAX_TEMPLATE_NODES:
             raise TemplateLimitError(f"the template has over {MAX_TEMPLATE_NODES} parts")
         what = _FORBIDDEN_NODES.get(type(node).__name__)
+        if isinstance(node, nodes.For) and node.recursive:
+            what = "a recursive {% for %}"
         if what is not None:
             raise TemplateSecurityError(
                 f"{what} is not allowed in a prompty template (line {node.lineno})"
@@ -124,17 +122,61 @@ def _check_tree(tree: nodes.Template) -> None:
 
 
 def _instrument(tree: nodes.Template, marks: _Marks | None) -> None:
-    """Rewrites the tree in place: loops spend the budget, ``~`` is size-checked, and (for
-    segments) each output outside a captured block is bracketed by markers."""
+    """Rewrites the tree in place: each loop step spends a step and the work of the text its
+    body holds, ``~`` is size-checked, comparisons pay for what they read, and (for segments)
+    each output outside a captured block is bracketed by markers."""
     from jinja2 import nodes  # noqa: PLC0415
 
     for loop in tree.find_all(nodes.For):
-        loop.iter = _filter(loop.iter, "prompty.loop", [], loop.iter.lineno)
+        work = nodes.Const(_literal_size([*loop.body, *loop.else_]))
+        loop.iter = _filter(loop.iter, "prompty.loop", [work], loop.iter.lineno)
     for concat in list(tree.find_all(nodes.Concat)):
         items = nodes.List(concat.nodes, lineno=concat.lineno)
         concat.nodes = [_filter(items, "prompty.concat", [], concat.lineno)]
+    _replace_slices(tree)
+    for compare in list(tree.find_all(nodes.Compare)):
+        compare.expr = _filter(compare.expr, "prompty.weigh", [], compare.lineno)
+        for operand in compare.ops:
+            operand.expr = _filter(operand.expr, "prompty.weigh", [], compare.lineno)
     if marks is not None:
         marks.instrument(tree)
+
+
+def _replace_slices(tree: nodes.Template) -> None:
+    """Every ``x[a:b:c]`` becomes ``x|prompty.slice(a, b, c)`` (jinja slices without the
+    sandbox, so this is where a slice pays for the value it builds)."""
+    from jinja2 import nodes  # noqa: PLC0415
+
+    def rewritten(node: Any) -> Any:
+        for name, value in node.iter_fields():
+            if isinstance(value, list):
+                setattr(
+                    node, name, [rewritten(v) if isinstance(v, nodes.Node) else v for v in value]
+                )
+            elif isinstance(value, nodes.Node):
+                setattr(node, name, rewritten(value))
+        if not (isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Slice)):
+            return node
+        bounds = [node.arg.start, node.arg.stop, node.arg.step]
+        args = [nodes.Const(None) if b is None else b for b in bounds]
+        return _filter(node.node, "prompty.slice", args, node.lineno)
+
+    rewritten(tree)
+
+
+def _literal_size(body: list[nodes.Node]) -> int:
+    """The characters of literal text and constants in ``body``: what one pass of a loop over it
+    may emit without any interpolation paying for it."""
+    from jinja2 import nodes  # noqa: PLC0415
+
+    size = 0
+    for stmt in body:
+        for node in [stmt, *stmt.find_all((nodes.TemplateData, nodes.Const))]:
+            if isinstance(node, nodes.TemplateData):
+                size += len(node.data)
+            elif isinstance(node, nodes.Const) and isinstance(node.value, str):
+                size += len(node.value)
+    return size
 
 
 def _filter(node: Any, name: str, args: list[Any], lineno: int) -> nodes.Filter:
@@ -282,177 +324,3 @@ def _interpolates(body: list[nodes.Node]) -> bool:
             ):
                 return True
     return False
-
-
-def _mark_filter(value: Any, token: str, index: int) -> str:
-    return f"\x00{token}<{index}\x00{text_of(value)}\x00{token}>\x00"
-
-
-def _concat_filter(values: Iterable[Any], separator: str = "") -> str:
-    """``separator.join`` of the values as text, stopping at the output cap."""
-    total, parts = 0, []
-    for value in values:
-        text = text_of(value)
-        total += len(text) + len(separator)
-        if total > MAX_OUTPUT_CHARS:
-            raise TemplateLimitError(f"a joined value is over {MAX_OUTPUT_CHARS} characters")
-        parts.append(text)
-    return separator.join(parts)
-
-
-@functools.cache
-def _jinja_env() -> Environment:
-    """The one sandboxed environment, built on first use (jinja2 is an optional extra)."""
-    from jinja2 import ChainableUndefined  # noqa: PLC0415
-    from jinja2.exceptions import SecurityError  # noqa: PLC0415
-    from jinja2.sandbox import ImmutableSandboxedEnvironment  # noqa: PLC0415
-
-    class PromptySandbox(ImmutableSandboxedEnvironment):
-        """Refuses internals outright (not as a silent undefined), refuses string formatting,
-        and caps what arithmetic can build."""
-
-        intercepted_binops = frozenset({"*", "**", "%", "+"})
-
-        def getattr(self, obj: Any, attribute: str) -> Any:
-            if attribute.startswith("__"):
-                raise SecurityError(f"access to attribute {attribute!r} is refused")
-            return super().getattr(obj, attribute)
-
-        def unsafe_undefined(self, obj: Any, attribute: str) -> Any:
-            raise SecurityError(
-                f"access to attribute {attribute!r} of a {type(obj).__name__!r} is refused"
-            )
-
-        def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-            if super().wrap_str_format(value) is None:
-                return None
-
-            def refuse(*_: Any, **__: Any) -> str:
-                raise SecurityError("str.format is not allowed in a prompty template")
-
-            return refuse
-
-        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            _check_binop(operator, left, right)
-            return super().call_binop(context, operator, left, right)
-
-    env = PromptySandbox(
-        autoescape=False,
-        keep_trailing_newline=True,
-        undefined=ChainableUndefined,
-        finalize=text_of,
-    )
-    _restrict(env)
-    return env
-
-
-_DROPPED_FILTERS = (
-    "batch",
-    "center",
-    "format",
-    "indent",
-    "pprint",
-    "random",
-    "slice",
-    "sum",
-    "urlize",
-    "wordwrap",
-)
-
-
-def _restrict(env: Environment) -> None:
-    """Drops filters and globals that build output out of proportion to their input, and
-    size-checks the ones that can amplify (``join``, ``replace``, ``string``, ``tojson``)."""
-    from jinja2 import pass_eval_context  # noqa: PLC0415
-
-    for name in _DROPPED_FILTERS:
-        env.filters.pop(name, None)
-    for name in ("lipsum", "namespace"):
-        env.globals.pop(name, None)
-    join, replace = env.filters["join"], env.filters["replace"]
-    string, tojson = env.filters["string"], env.filters["tojson"]
-
-    @pass_eval_context
-    def bounded_join(ctx: Any, value: Any, d: str = "", attribute: Any = None) -> Any:
-        items = [value] if isinstance(value, str) else list(counted(value))
-        if attribute is None and not isinstance(value, str):
-            return _concat_filter(items, str(d))
-        result = join(ctx, value if isinstance(value, str) else items, d, attribute)
-        return _within_cap(result)
-
-    @pass_eval_context
-    def bounded_replace(ctx: Any, s: Any, old: Any, new: Any, count: Any = None) -> Any:
-        if _size_of_replace(s, old, new, count) > MAX_OUTPUT_CHARS:
-            raise TemplateLimitError(f"a replace would be over {MAX_OUTPUT_CHARS} characters")
-        return replace(ctx, s, old, new, count)
-
-    @pass_eval_context
-    def checked_tojson(ctx: Any, value: Any, indent: Any = None) -> Any:
-        if is_container(value):
-            check_container_size(value)
-        return _within_cap(tojson(ctx, value, indent))
-
-    def checked_string(value: Any) -> Any:
-        if is_container(value):
-            check_container_size(value)
-        return string(value)
-
-    env.filters.update(
-        {
-            "prompty.loop": counted,
-            "prompty.concat": _concat_filter,
-            "prompty.mark": _mark_filter,
-            "join": bounded_join,
-            "replace": bounded_replace,
-            "string": checked_string,
-            "tojson": checked_tojson,
-        }
-    )
-
-
-def _within_cap(text: Any) -> Any:
-    if isinstance(text, str) and len(text) > MAX_OUTPUT_CHARS:
-        raise TemplateLimitError(f"a filter's result is over {MAX_OUTPUT_CHARS} characters")
-    return text
-
-
-def _size_of_replace(s: Any, old: Any, new: Any, count: Any = None) -> int:
-    text, old_text, new_text = str(s), str(old), str(new)
-    hits = len(text) + 1 if not old_text else text.count(old_text)
-    if isinstance(count, int) and count >= 0:
-        hits = min(hits, count)
-    return len(text) + hits * max(0, len(new_text) - len(old_text))
-
-
-def _check_binop(operator: str, left: Any, right: Any) -> None:
-    from jinja2.exceptions import SecurityError  # noqa: PLC0415
-
-    if operator == "%" and isinstance(left, str):
-        raise SecurityError("%-formatting of strings is not allowed in a prompty template")
-    if operator == "**" and _is_int(left) and _is_int(right):
-        if right > 0 and max(left.bit_length(), 1) * right > _MAX_INT_BITS:
-            raise TemplateLimitError("an exponent would build a number too large")
-    elif operator == "*":
-        _check_product(left, right)
-    elif (
-        operator == "+"
-        and isinstance(left, (str, list, tuple))
-        and hasattr(right, "__len__")
-        and len(left) + len(right) > MAX_OUTPUT_CHARS
-    ):
-        raise TemplateLimitError(f"a sum would be over {MAX_OUTPUT_CHARS} items")
-
-
-def _check_product(left: Any, right: Any) -> None:
-    if _is_int(left) and _is_int(right):
-        if left.bit_length() + right.bit_length() > _MAX_INT_BITS:
-            raise TemplateLimitError("a product would build a number too large")
-        return
-    for seq, times in ((left, right), (right, left)):
-        repeats = isinstance(seq, (str, list, tuple)) and _is_int(times)
-        if repeats and len(seq) * max(times, 0) > MAX_OUTPUT_CHARS:
-            raise TemplateLimitError(f"a repetition would be over {MAX_OUTPUT_CHARS} items")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

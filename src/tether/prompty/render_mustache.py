@@ -1,6 +1,8 @@
 """The ``mustache`` engine: pystache with no HTML escaping, no partials and plain-data inputs;
 the template is re-tokenised first in linear time so pystache's backtracking tag regex never
-sees an input that makes it slow."""
+sees an input that makes it slow, and every piece of text pystache emits (literal text, a
+value, a section's joined text) is charged to the render's work budget as it is made, so a
+render stops before it builds more than ``MAX_WORK`` characters."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from .render_base import (
     MAX_INPUT_DEPTH,
     TemplateLimitError,
     TemplateSyntaxError,
+    charge,
     counted,
 )
 
@@ -31,9 +34,53 @@ class MustacheRenderer:
 
         canonical = _MustacheScanner(template).canonical()
         context = _plain(inputs, 0)
+        parsed = pystache.parse(canonical)
+        _pay_as_built(parsed)
         renderer = pystache.Renderer(escape=lambda s: s, missing_tags="ignore", partials={})
-        text = renderer.render(canonical, context)
+        text = renderer.render(parsed, context)
         return str(text)
+
+
+class _Literal:
+    """Template text, charged each time it is emitted."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def render(self, engine: Any, context: Any) -> str:
+        charge(len(self.text))
+        return self.text
+
+
+class _Paid:
+    """A value or section node whose text is charged as soon as it is made."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+
+    def render(self, engine: Any, context: Any) -> str:
+        text = str(self.node.render(engine, context))
+        charge(len(text))
+        return text
+
+
+def _pay_as_built(parsed: Any) -> None:
+    """Rewrites a pystache parse tree in place so each piece it emits is charged: text as
+    ``_Literal``, values and sections (after their own parts) wrapped in ``_Paid``."""
+    tree: list[Any] = parsed._parse_tree
+    for i, node in enumerate(tree):
+        if isinstance(node, str):
+            tree[i] = _Literal(node)
+            continue
+        inner = getattr(node, "parsed", None) or getattr(node, "parsed_section", None)
+        if inner is not None:
+            _pay_as_built(inner)
+        if inner is not None or hasattr(node, "key"):
+            tree[i] = _Paid(node)
 
 
 class _CountedList(list[Any]):
