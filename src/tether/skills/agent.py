@@ -73,7 +73,8 @@ class SkillAgent:
     ``refuse_repeats`` refuses a call of a skill with the very arguments of an earlier call
     that gave a result: the skill is not run again, and the reply is answered by a
     ``ValidationErrorObservation("repeated_call", ...)`` that quotes that result (small models
-    tend to ask again for what they were already told)."""
+    tend to ask again for what they were already told). ``clock`` times the waits before a
+    failed model call is tried again (inject one so tests need not wait)."""
 
     model: ModelHandle
     registry: Registry = field(default_factory=get_registry)
