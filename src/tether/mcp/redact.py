@@ -31,7 +31,9 @@ def secret_args(args: Sequence[str]) -> list[str]:
         name, equals, value = arg.partition("=")
         if equals and _WORDS.search(name) and not name.startswith(("http:", "https:")):
             found.append(value)
-        elif _is_option(arg) and i + 1 < len(args) and not args[i + 1].startswith("-"):
+        elif (
+            not equals and _is_option(arg) and i + 1 < len(args) and not args[i + 1].startswith("-")
+        ):
             found.append(args[i + 1])
         if _TOKEN.fullmatch(arg) and re.search(r"\d", arg) and re.search(r"[A-Za-z]", arg):
             found.append(arg)
