@@ -212,6 +212,7 @@ _OTHER_ERRORS: tuple[type[errors.TetherError], ...] = (
     errors.RunCancelled,
     errors.ConflictError,
     errors.StoreDamagedError,
+    errors.StoreUnavailableError,
 )
 _ERROR_TYPES: dict[str, type[errors.TetherError]] = {
     cls.__name__: cls for cls in (*_TRANSPORT_ERRORS, *_OTHER_ERRORS)

@@ -11,6 +11,7 @@ TetherError
 ├── RunCancelled              a ``CancellationToken`` stopped the run
 ├── ConflictError             another writer wrote to the stored session first
 ├── StoreDamagedError         a stored record cannot be read back (session, position)
+├── StoreUnavailableError     a store's server could not be reached or dropped the connection
 └── RemoteError               an exception read back from JSON whose type is not known here
 """
 
@@ -31,6 +32,7 @@ __all__ = [
     "RunCancelled",
     "ServerError",
     "StoreDamagedError",
+    "StoreUnavailableError",
     "StreamContractError",
     "StreamInterruptedError",
     "TetherError",
@@ -131,6 +133,11 @@ class RunCancelled(TetherError):
 
 class ConflictError(TetherError):
     """Another writer appended to the session first; nothing of this append was stored."""
+
+
+class StoreUnavailableError(TetherError):
+    """The store's server could not be reached, or the connection broke during a call. A
+    context settles an append whose outcome this hid before its next write."""
 
 
 class StoreDamagedError(TetherError, ValueError):

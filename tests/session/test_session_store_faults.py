@@ -146,8 +146,12 @@ async def test_two_sessions_racing_on_one_id_both_go_on(kind: str, tmp_path: Pat
                         conflicts += 1
                     elif isinstance(result, BaseException):
                         raise result
-            assert await one.send("one last") == "the answer is value of one last"
-            assert await two.send("two last") == "the answer is value of two last"
+            for session, text in ((one, "one last"), (two, "two last")):
+                try:  # the other may have written after this one's last send: reported once
+                    answer = await session.send(text)
+                except ConflictError:
+                    answer = await session.send(text)
+                assert answer == f"the answer is value of {text}"
         assert conflicts >= 1
         check_valid_enough = await (await store.open("w")).get_history()
         texts = [m.text for m in check_valid_enough]

@@ -6,7 +6,7 @@ store.open(session_id)`` gives a ``ContextStore``."""
 
 from __future__ import annotations
 
-from ..errors import ConflictError, StoreDamagedError
+from ..errors import ConflictError, StoreDamagedError, StoreUnavailableError
 from .base import SessionInfo, StoredContext
 from .files import FileStore
 from .postgres import PostgresStore
@@ -21,5 +21,6 @@ __all__ = [
     "SQLiteStore",
     "SessionInfo",
     "StoreDamagedError",
+    "StoreUnavailableError",
     "StoredContext",
 ]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
 
 from ..codec import message_from_json, message_to_dict, message_to_json
-from ..errors import StoreDamagedError
+from ..errors import StoreDamagedError, StoreUnavailableError
 from ..interrupt import survive
 from ..messages import Message, TextBlock, text_message
 
@@ -21,6 +23,8 @@ __all__ = [
     "StoredContext",
     "check_session_id",
     "damaged",
+    "reached",
+    "reaching",
     "read_messages",
     "row_message",
     "stored_form",
@@ -28,6 +32,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 MAX_SESSION_ID = 256
 PLAIN_TEXT = 0  # a message of one text block: its text as it is (no JSON to read back)
@@ -67,6 +72,36 @@ def row_message(fmt: int, role: str, body: str) -> Message:
             raise ValueError(f"its role is {role!r} but its body says {message.role!r}")
         return message
     raise ValueError(f"a stored message has format {fmt}; this tether reads up to {MESSAGE_FORMAT}")
+
+
+@contextmanager
+def reaching(server: str, lost: Callable[[Exception], bool]) -> Iterator[None]:
+    """Turn what ``lost`` says is a lost or refused connection into ``StoreUnavailableError``."""
+    try:
+        yield
+    except Exception as exc:
+        if lost(exc):
+            raise StoreUnavailableError(f"{server} is unavailable: {exc}") from exc
+        raise
+
+
+Method: TypeAlias = Callable[P, Coroutine[Any, Any, T]]
+
+
+def reached(
+    server: str, lost: Callable[[Exception], bool]
+) -> Callable[[Method[P, T]], Method[P, T]]:
+    """``reaching`` around every call of an async method."""
+
+    def wrap(method: Method[P, T]) -> Method[P, T]:
+        @functools.wraps(method)
+        async def call(*args: P.args, **kwargs: P.kwargs) -> T:
+            with reaching(server, lost):
+                return await method(*args, **kwargs)
+
+        return call
+
+    return wrap
 
 
 _DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError)
@@ -140,17 +175,20 @@ class SessionRows(Protocol):
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext: ...
 
+    async def open(self, session_id: str | None = None) -> StoredContext: ...
+
 
 class StoredContext:
     """One session of a store: a ``ContextStore``. An append is durable when it returns (as the
     store defines it) and a ``ConflictError`` if another writer appended since this one did."""
 
-    __slots__ = ("_known", "_session", "_store")
+    __slots__ = ("_known", "_session", "_store", "_unsure")
 
     def __init__(self, store: SessionRows, session: str, known: int) -> None:
         self._store = store
         self._session = session
         self._known = known
+        self._unsure: Message | None = None  # an append whose outcome a lost server hid
 
     @property
     def session_id(self) -> str:
@@ -167,7 +205,21 @@ class StoredContext:
         await survive(self._append(message))
 
     async def _append(self, message: Message) -> None:
-        self._known = await self._store.append_at(self._session, self._known, message)
+        if self._unsure is not None:
+            await self._settle()
+        try:
+            self._known = await self._store.append_at(self._session, self._known, message)
+        except StoreUnavailableError:
+            self._unsure = message
+            raise
+
+    async def _settle(self) -> None:
+        """Find out whether the append a lost connection hid did land: it did if the session
+        moved on and ends with that message (then this writer goes on after it)."""
+        now = await self._store.open(self._session)
+        if now.position != self._known and (await now.get_history())[-1:] == [self._unsure]:
+            self._known = now.position
+        self._unsure = None
 
     async def get_history(self) -> list[Message]:
         return await self._store.history_of(self._session)
@@ -180,6 +232,8 @@ class StoredContext:
         await survive(self._clear())
 
     async def _clear(self) -> None:
+        if self._unsure is not None:
+            await self._settle()
         self._known = await self._store.clear_at(self._session, self._known)
 
     def __repr__(self) -> str:

@@ -19,6 +19,7 @@ from .base import (
     SessionInfo,
     StoredContext,
     check_session_id,
+    reaching,
     read_messages,
     stored_form,
     stored_row,
@@ -106,9 +107,10 @@ class PostgresStore:
 
     async def _run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         pool = await self._ready()
-        async with pool.connection() as connection:
-            cursor = await connection.execute(sql.replace("{s}", self.schema), params)
-            return list(await cursor.fetchall()) if cursor.description else []
+        with reaching("PostgreSQL", _lost):
+            async with pool.connection() as connection:
+                cursor = await connection.execute(sql.replace("{s}", self.schema), params)
+                return list(await cursor.fetchall()) if cursor.description else []
 
     # -- sessions ---------------------------------------------------------------------------------
 
@@ -133,26 +135,30 @@ class PostgresStore:
     async def delete(self, session_id: str) -> bool:
         session = check_session_id(session_id)
         pool = await self._ready()
-        async with pool.connection() as connection, connection.transaction():
-            s = self.schema
-            await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
-            gone = await connection.execute(f"DELETE FROM {s}.sessions WHERE id = %s", (session,))
-            return bool(gone.rowcount > 0)
+        with reaching("PostgreSQL", _lost):
+            async with pool.connection() as connection, connection.transaction():
+                s = self.schema
+                await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
+                gone = await connection.execute(
+                    f"DELETE FROM {s}.sessions WHERE id = %s", (session,)
+                )
+                return bool(gone.rowcount > 0)
 
     async def delete_older_than(self, seconds: float) -> int:
         cutoff = time.time() - seconds
         pool = await self._ready()
-        async with pool.connection() as connection, connection.transaction():
-            s = self.schema
-            await connection.execute(
-                f"DELETE FROM {s}.messages WHERE session IN "
-                f"(SELECT id FROM {s}.sessions WHERE updated < %s)",
-                (cutoff,),
-            )
-            gone = await connection.execute(
-                f"DELETE FROM {s}.sessions WHERE updated < %s", (cutoff,)
-            )
-            return int(gone.rowcount)
+        with reaching("PostgreSQL", _lost):
+            async with pool.connection() as connection, connection.transaction():
+                s = self.schema
+                await connection.execute(
+                    f"DELETE FROM {s}.messages WHERE session IN "
+                    f"(SELECT id FROM {s}.sessions WHERE updated < %s)",
+                    (cutoff,),
+                )
+                gone = await connection.execute(
+                    f"DELETE FROM {s}.sessions WHERE updated < %s", (cutoff,)
+                )
+                return int(gone.rowcount)
 
     # -- for the contexts -------------------------------------------------------------------------
 
@@ -202,19 +208,23 @@ class PostgresStore:
         """Remove the messages if the session is still at ``known``; the position moves on by
         one, so a writer that knew the session before the clear gets a ``ConflictError``."""
         pool = await self._ready()
-        async with pool.connection() as connection, connection.transaction():
-            s = self.schema
-            moved = await connection.execute(
-                f"UPDATE {s}.sessions SET count = 0, next = next + 1, updated = %s "
-                "WHERE id = %s AND next = %s",
-                (time.time(), session, known),
-            )
-            if moved.rowcount != 1:
-                raise ConflictError(
-                    f"session {session!r} was written to by another writer; reopen it to clear it"
-                )
-            await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
+        with reaching("PostgreSQL", _lost):
+            async with pool.connection() as connection, connection.transaction():
+                await self._clear(connection, session, known)
         return known + 1
+
+    async def _clear(self, connection: Any, session: str, known: int) -> None:
+        s = self.schema
+        moved = await connection.execute(
+            f"UPDATE {s}.sessions SET count = 0, next = next + 1, updated = %s "
+            "WHERE id = %s AND next = %s",
+            (time.time(), session, known),
+        )
+        if moved.rowcount != 1:
+            raise ConflictError(
+                f"session {session!r} was written to by another writer; reopen it to clear it"
+            )
+        await connection.execute(f"DELETE FROM {s}.messages WHERE session = %s", (session,))
 
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext:
         """A new session holding ``messages``, written in one statement."""
@@ -223,3 +233,10 @@ class PostgresStore:
             return target
         known = await self._append_rows(target.session_id, 0, messages)
         return StoredContext(self, target.session_id, known)
+
+
+def _lost(exc: Exception) -> bool:
+    """A connection refused, broken or timed out (the server, not the statement)."""
+    from psycopg import InterfaceError, OperationalError  # noqa: PLC0415 - loaded by now
+
+    return isinstance(exc, OperationalError | InterfaceError)

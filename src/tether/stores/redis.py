@@ -19,6 +19,7 @@ from .base import (
     SessionInfo,
     StoredContext,
     check_session_id,
+    reached,
     read_messages,
     row_message,
     stored_form,
@@ -31,8 +32,14 @@ SCHEMA_VERSION = 1
 # KEYS: session hash, message list, index; ARGV: position, now, session id, encoded messages.
 _APPEND = """
 local next = tonumber(redis.call('HGET', KEYS[1], 'next'))
-if next ~= tonumber(ARGV[1]) then return 0 end
 local count = #ARGV - 3
+if next ~= tonumber(ARGV[1]) then
+    -- a retry of this very append, after a lost reply: it is there already
+    if next == tonumber(ARGV[1]) + count and redis.call('LINDEX', KEYS[2], -1) == ARGV[#ARGV] then
+        return 1
+    end
+    return 0
+end
 redis.call('RPUSH', KEYS[2], unpack(ARGV, 4))
 redis.call('HSET', KEYS[1], 'next', next + count, 'updated', ARGV[2])
 redis.call('HINCRBY', KEYS[1], 'count', count)
@@ -49,6 +56,16 @@ return 1
 """
 _CHUNK = 1000  # messages per script call when copying (Lua's unpack has a stack limit)
 _SEPARATOR = "\x1f"  # between the format/role prefix and the body
+
+
+def _lost(exc: Exception) -> bool:
+    """A connection refused, broken or timed out, or a server still loading its data."""
+    from redis.exceptions import BusyLoadingError, ConnectionError, TimeoutError  # noqa: PLC0415
+
+    return isinstance(exc, ConnectionError | TimeoutError | BusyLoadingError)
+
+
+_reached = reached("Redis", _lost)
 
 
 class RedisStore:
@@ -112,6 +129,7 @@ class RedisStore:
 
     # -- sessions ---------------------------------------------------------------------------------
 
+    @_reached
     async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
         session = check_session_id(session_id if session_id is not None else new_session_id())
@@ -127,6 +145,7 @@ class RedisStore:
             following = (await pipe.execute())[-1]
         return StoredContext(self, session, int(following or 0))
 
+    @_reached
     async def sessions(self) -> list[SessionInfo]:
         redis = await self._redis()
         ids = await redis.zrange(self._index, 0, -1)
@@ -141,6 +160,7 @@ class RedisStore:
         ]
         return sorted(found, key=lambda s: (s.created, s.session_id))
 
+    @_reached
     async def delete(self, session_id: str) -> bool:
         session = check_session_id(session_id)
         redis = await self._redis()
@@ -161,6 +181,7 @@ class RedisStore:
     async def append_at(self, session: str, position: int, message: Message) -> int:
         return await self._append_rows(session, position, [message])
 
+    @_reached
     async def _append_rows(self, session: str, position: int, messages: Sequence[Message]) -> int:
         """Push ``messages`` at ``position`` atomically (one script), or refuse if the session
         moved on."""
@@ -176,10 +197,12 @@ class RedisStore:
             )
         return position + len(encoded)
 
+    @_reached
     async def history_of(self, session: str) -> list[Message]:
         rows = await (await self._redis()).lrange(self._keys(session)[1], 0, -1)
         return read_messages(session, rows, _decoded)
 
+    @_reached
     async def clear_at(self, session: str, known: int) -> int:
         """Remove the messages if the session is still at ``known`` (one script); the position
         moves on by one, so a writer that knew the session before the clear conflicts."""
