@@ -1,6 +1,7 @@
 """Real MCP servers for the tests: ``@modelcontextprotocol/server-everything`` (npm, installed by
-``.ci/run`` into ``$TETHER_CACHE_DIR/npm``), ``mcp-server-time`` (PyPI) and ``servers/changing.py``
-(the SDK's own server). Missing servers fail the tests under CI and skip them elsewhere."""
+``.ci/run`` into ``$TETHER_CACHE_DIR/npm``), ``mcp-server-time`` (PyPI), ``servers/changing.py``
+(the SDK's own server) and ``servers/hostile.py`` (JSON-RPC by hand, breaking every rule on
+request). Missing servers fail the tests under CI and skip them elsewhere."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """``McpServer``: what ``McpStdio`` and ``McpStreamable`` share. Connecting (and reconnecting
-after the server went away), the era-aware liveness probe, the tool list (refreshed when the
-server says it changed) and calls with a timeout, whose failures all reach the model as text.
+after the server went away), the era-aware liveness probe, the tool list (a ``ToolCatalog``:
+read again in the background when the server says it changed, never awaited past
+``list_timeout``) and calls with a timeout, whose failures all reach the model as text with
+every secret of the server's configuration blanked.
 
 A call that was in flight when the server died is never sent again (it may have run); only the
 next use reconnects, a bounded number of times.
