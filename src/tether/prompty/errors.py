@@ -5,6 +5,7 @@ PromptyError
 └── LoadError (ValueError)          a .prompty file, or a file it references, is unusable
     ├── MissingFileError            the file is not there (also a FileNotFoundError)
     ├── EnvAccessError              the file reads a variable the caller did not allow
+    ├── OutsideRootError            a file it names lies outside the allowed folders
     └── InputError                  the inputs given do not satisfy the agent's declared inputs
 """
 
@@ -14,7 +15,14 @@ from typing import Any
 
 from .env import hide
 
-__all__ = ["EnvAccessError", "InputError", "LoadError", "MissingFileError", "PromptyError"]
+__all__ = [
+    "EnvAccessError",
+    "InputError",
+    "LoadError",
+    "MissingFileError",
+    "OutsideRootError",
+    "PromptyError",
+]
 
 
 class PromptyError(Exception):
@@ -69,6 +77,11 @@ class EnvAccessError(LoadError):
     env=[...])``); ``variable`` is the name. The variable was not read."""
 
     variable: str | None = None
+
+
+class OutsideRootError(LoadError):
+    """A file the .prompty names (``${file:}``, a tool's ``path`` or ``specification``) lies
+    outside its folder and the allowed roots, by its path or through a symbolic link."""
 
 
 class InputError(LoadError):

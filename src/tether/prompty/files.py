@@ -3,22 +3,23 @@ the body, the YAML parsed safely within caps (keeping each value's line for erro
 and ``${env:...}`` / ``${file:...}`` references resolved, files only inside allowed roots.
 
 Everything here treats its input as untrusted: sizes are capped before parsing, YAML nesting
-and alias expansion are bounded before anything is built, and a file reference is checked
-against the roots on its canonical path before the file is opened.
+and alias expansion are bounded before anything is built, the text references bring in is
+capped in total, and a referenced file is opened name by name beneath its allowed folder, so no
+link swapped in after a check leads outside (``beneath``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .beneath import Located, Place, locate, read_located, read_open
 from .env import EnvAccess, remember
-from .errors import EnvAccessError, LoadError, MissingFileError
+from .errors import EnvAccessError, LoadError, MissingFileError, OutsideRootError
 
 if TYPE_CHECKING:
     import yaml
@@ -241,42 +242,26 @@ def read_text(path: Path, *, follow_symlinks: bool = True) -> str:
         raise MissingFileError(f"File not found: {path}", path=str(path)) from None
     except OSError as exc:
         raise LoadError(f"Cannot open file: {exc.strerror}", path=str(path)) from exc
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise LoadError("Not a regular file", path=str(path))
-        handle = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    try:
-        with handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise LoadError(f"Cannot read file: {exc.strerror}", path=str(path)) from exc
-    if len(data) > MAX_FILE_BYTES:
-        raise LoadError(f"File larger than {MAX_FILE_BYTES} bytes", path=str(path))
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise LoadError(f"File is not UTF-8 text: {exc.reason}", path=str(path)) from exc
+    return read_open(fd, str(path), MAX_FILE_BYTES)
 
 
 def resolve_references(
     data: Any,
     doc: Doc,
     *,
-    base_dir: Path,
+    base_dir: Path | Place,
     allowed_roots: Sequence[Path] | None = None,
     env: EnvAccess | None = None,
 ) -> Any:
     """``data`` with every string that is wholly ``${env:...}`` or ``${file:...}`` replaced
     (§2.11), walking all mappings and lists; other ``${protocol:...}`` strings stay as written.
-    Files resolve against ``base_dir`` and must lie inside ``allowed_roots`` (default: it);
-    variables are read as ``env`` allows (default: none), each value an ``EnvValue``."""
-    roots = [base_dir] if allowed_roots is None else [base_dir, *allowed_roots]
+    Files resolve against ``base_dir`` and must lie inside it or ``allowed_roots``, opened
+    without a race (``beneath``); variables are read as ``env`` allows (default: none), each
+    value an ``EnvValue``."""
+    base = base_dir if isinstance(base_dir, Place) else Place(Path(base_dir))
     resolver = _Resolver(
-        base_dir,
-        tuple(_canonical_root(r) for r in roots),
+        base,
+        tuple(_canonical_root(r) for r in allowed_roots or ()),
         EnvAccess(frozenset(), os.environ) if env is None else env,
     )
     return resolver.walk(data, doc, (), 0)
@@ -292,8 +277,8 @@ def _canonical_root(root: Path) -> Path:
 class _Resolver:
     """One load's reference resolution, with its budget of values visited."""
 
-    def __init__(self, base_dir: Path, roots: tuple[Path, ...], env: EnvAccess):
-        self.base_dir = base_dir
+    def __init__(self, base: Place, roots: tuple[Path, ...], env: EnvAccess):
+        self.base = base
         self.roots = roots
         self.access = env
         self.visited = 0
@@ -343,18 +328,15 @@ class _Resolver:
     def file(self, reference: str, doc: Doc, at: PathKey, includes: int) -> Any:
         if includes >= MAX_INCLUDE_DEPTH:
             raise doc.error(f"File references nest deeper than {MAX_INCLUDE_DEPTH}", at)
-        target = self.contained(reference, doc, at)
+        if not reference.strip():
+            raise doc.error("Empty file reference", at)
+        found = locate(reference, self.base, self.roots)
+        if found is None:
+            raise _outside(f"{reference} resolves outside allowed roots", doc, at)
+        target = found.path
         text = self.texts.get(target)
         if text is None:
-            try:
-                text = read_text(target, follow_symlinks=False)
-            except MissingFileError:
-                raise MissingFileError(
-                    f"Referenced file not found: {reference}",
-                    path=doc.path,
-                    line=doc.line_of(at),
-                    field=dotted(at) or None,
-                ) from None
+            text = self.read(reference, found, doc, at)
             self.texts[target] = text
         self.referenced += len(text)
         if self.referenced > MAX_REFERENCED_CHARS:
@@ -364,21 +346,24 @@ class _Resolver:
         content, inner = _parse_file(target, text)
         return self.walk(content, inner, (), includes + 1)
 
-    def contained(self, reference: str, doc: Doc, at: PathKey) -> Path:
-        """The canonical path of ``reference``, refused unless inside an allowed root; only
-        link metadata is read here, never the file."""
-        if not reference.strip():
-            raise doc.error("Empty file reference", at)
+    def read(self, reference: str, found: Located, doc: Doc, at: PathKey) -> str:
+        """The referenced file's text, opened name by name beneath its allowed folder."""
         try:
-            candidate = Path(reference)
-            if not candidate.is_absolute():
-                candidate = self.base_dir / candidate
-            target = candidate.resolve()
-        except (OSError, ValueError, RuntimeError) as exc:
-            raise doc.error(f"{reference} cannot be resolved: {exc}", at) from exc
-        if not any(target.is_relative_to(root) for root in self.roots):
-            raise doc.error(f"{reference} resolves outside allowed roots", at)
-        return target
+            return read_located(found, MAX_FILE_BYTES)
+        except MissingFileError:
+            raise MissingFileError(
+                f"Referenced file not found: {reference}",
+                path=doc.path,
+                line=doc.line_of(at),
+                field=dotted(at) or None,
+            ) from None
+        except OutsideRootError:
+            message = f"{reference} resolves outside allowed roots (through a link)"
+            raise _outside(message, doc, at) from None
+
+
+def _outside(message: str, doc: Doc, at: PathKey) -> OutsideRootError:
+    return OutsideRootError(message, path=doc.path, line=doc.line_of(at), field=dotted(at) or None)
 
 
 def _parse_file(target: Path, text: str) -> tuple[Any, Doc]:

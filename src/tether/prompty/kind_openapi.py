@@ -84,7 +84,7 @@ class OpenApiKind:
                 f"OpenAPI tool {tool_def.name!r}: specifications are read from files, not URLs"
             )
         field = f"tools[{tool_def.name}].specification"
-        spec = read_data_file(contained_file(reference, agent, self.allowed_roots, field))
+        spec = read_data_file(contained_file(reference, agent, self.allowed_roots, field), field)
         return tool_def, pick_operation(spec, tool_def.name)
 
     async def _send(self, request: Request) -> str:

@@ -4,14 +4,16 @@ with its own tools (``mode: agentic``). The model sees the child's declared inpu
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .beneath import Located
 from .kind_common import ToolKindError, contained_file
-from .loader import load, load_async
+from .loader import load_located
 from .model import PromptAgent, PromptyTool, ToolDefinition
 from .pipeline import ToolCall, invoke_async, turn_async
 from .schema import object_schema
@@ -48,8 +50,8 @@ class PromptyKind:
             raise ToolKindError(
                 f"prompty tool {definition.name!r}: prompty tools nest deeper than {MAX_NESTING}"
             )
-        path = self._child_path(definition, agent)
-        child = await load_async(path, allowed_roots=self.allowed_roots, env=self.env)
+        found = self._child_file(definition, agent)
+        child = await asyncio.to_thread(self._load, found)
         token = _depth.set(depth + 1)
         try:
             result = await _run(child, definition.mode, dict(args))
@@ -59,14 +61,17 @@ class PromptyKind:
 
     def parameters_schema(self, tool_def: ToolDefinition, agent: PromptAgent) -> dict[str, Any]:
         """The child's declared inputs as the tool's JSON Schema (rich kinds left out)."""
-        path = self._child_path(_checked(tool_def), agent)
-        child = load(path, allowed_roots=self.allowed_roots, env=self.env)
+        child = self._load(self._child_file(_checked(tool_def), agent))
         return object_schema([p for p in child.inputs or () if p.kind not in _RICH_KINDS])
 
-    def _child_path(self, definition: PromptyTool, agent: PromptAgent) -> Path:
+    def _child_file(self, definition: PromptyTool, agent: PromptAgent) -> Located:
         return contained_file(
             definition.path, agent, self.allowed_roots, f"tools[{definition.name}].path"
         )
+
+    def _load(self, found: Located) -> PromptAgent:
+        """The child, opened name by name beneath its folder (its own files likewise)."""
+        return load_located(found, allowed_roots=self.allowed_roots, env=self.env)
 
 
 def _checked(tool_def: ToolDefinition) -> PromptyTool:

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .agent_reader import read_agent
+from .beneath import Located, Place, read_located
 from .env import EnvAccess, EnvOption, hidden
 from .errors import InputError, LoadError, MissingFileError
 from .files import MAX_FILE_BYTES, parse_yaml, read_text, resolve_references, split_frontmatter
 from .model import PromptAgent
 
-__all__ = ["load", "load_async", "load_dotenv", "loads", "validate_inputs"]
+__all__ = ["load", "load_async", "load_dotenv", "load_located", "loads", "validate_inputs"]
 
 
 def load(
@@ -73,7 +75,36 @@ def loads(
     """The agent in ``text``, the content of a ``.prompty`` file; ``base_dir`` is where its
     ``${file:...}`` references resolve (and the allowed root besides ``allowed_roots``),
     ``source`` names it in errors, and ``env`` is as for ``load``."""
+    base = Place(Path(base_dir))
     where = None if source is None else str(source)
+    return _loads(text, base, where, allowed_roots, env)
+
+
+def load_located(
+    found: Located,
+    *,
+    allowed_roots: Iterable[str | os.PathLike[str]] | None = None,
+    env: EnvOption = None,
+) -> PromptAgent:
+    """The agent in a ``.prompty`` file found beneath an allowed folder (a child file), opened
+    name by name from there; its own references and tools are found beneath the same root."""
+    try:
+        text = read_located(found, MAX_FILE_BYTES)
+    except MissingFileError:
+        where = str(found.path)
+        raise MissingFileError(f"Prompty file not found: {where}", path=where) from None
+    agent = _loads(text, found.parent, str(found.path), allowed_roots, env)
+    return dataclasses.replace(agent, origin=found.parent)
+
+
+def _loads(
+    text: str,
+    base: Place,
+    where: str | None,
+    allowed_roots: Iterable[str | os.PathLike[str]] | None,
+    env: EnvOption,
+) -> PromptAgent:
+    """The agent in ``text``, its references resolved beneath ``base`` and the roots."""
     if len(text) > MAX_FILE_BYTES:
         raise LoadError(f"File larger than {MAX_FILE_BYTES} characters", path=where)
     split = split_frontmatter(text, path=where)
@@ -86,7 +117,7 @@ def loads(
         raise doc.error("Frontmatter must be a YAML mapping")
     roots = None if allowed_roots is None else [Path(r) for r in allowed_roots]
     access = EnvAccess.of(env, default=frozenset())
-    data = resolve_references(data, doc, base_dir=Path(base_dir), allowed_roots=roots, env=access)
+    data = resolve_references(data, doc, base_dir=base, allowed_roots=roots, env=access)
     return read_agent(data, doc, split)
 
 

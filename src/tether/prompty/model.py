@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .beneath import Place
 
 __all__ = [
     "Binding",
@@ -334,7 +337,8 @@ class PromptAgent:
     """A loaded .prompty file: frontmatter settings plus the body as ``instructions``.
 
     ``source`` is the file it came from and ``body_line`` the 1-based line where the body
-    starts, so later stages can point at the file in their errors.
+    starts, so later stages can point at the file in their errors. ``origin`` is the folder
+    its tools' files are found in, when it was opened beneath a root (a child ``.prompty``).
     """
 
     name: str = ""
@@ -350,6 +354,7 @@ class PromptAgent:
     source: str | None = field(default=None, compare=False)
     body_line: int = field(default=1, compare=False)
     kind: str = "prompt"
+    origin: Place | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The spec's JSON shape: every top-level field, ``None`` where the file sets none."""
