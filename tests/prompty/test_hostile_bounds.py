@@ -15,7 +15,7 @@ import pytest
 
 from tether.prompty import load
 from tether.prompty.errors import LoadError
-from tether.prompty.render import RenderError, TemplateLimitError, render
+from tether.prompty.render import RenderError, TemplateLimitError, TemplateSecurityError, render
 
 MB = 1 << 20
 PEAK = 48 * MB  # well under what any case below builds without its bound
@@ -56,15 +56,23 @@ N = 60_000_000
         '{{ ("x" * 3000000).join(items) }}',
         '{{ (("ab" * 1000000) ~ "") * 1 + ("ab" * 2000000) }}',
         '{{ ("x" * 2000000).encode() * 30 }}',
+        "{{ (1).to_bytes(60000000, 'big') | length }}",
+        '{{ ("x".encode()).ljust(60000000) | length }}',
+        '{% set f = "x".ljust %}{{ f(60000000) }}',
+        '{{ ("x" | attr("ljust"))(60000000) }}',
     ],
 )
 def test_string_methods_cannot_build_past_the_cap(template: str) -> None:
     _stopped(_render(template, items=["a"] * 20))
 
 
-def test_str_format_stays_refused() -> None:
-    with pytest.raises(RenderError):
-        render('{{ "{:>60000000}".format(1) }}', {})
+@pytest.mark.parametrize(
+    "template",
+    ['{{ "{:>60000000}".format(1) }}', '{{ ("x" * 1000).translate({120: "y" * 60000}) }}'],
+)
+def test_formatting_and_translation_stay_refused(template: str) -> None:
+    with pytest.raises(TemplateSecurityError):
+        render(template, {})
 
 
 def test_repeating_a_large_value_in_a_loop_spends_the_work_budget() -> None:

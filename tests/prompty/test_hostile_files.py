@@ -77,7 +77,7 @@ def test_a_middle_folder_swapped_for_a_link_cannot_lead_outside(
     (tree / "outside" / "conn.json").write_text(OUTSIDE)
     path = _file_agent(tree, "sub/conn.json")
     swapped = _swap_when_opened(monkeypatch, "conn.json", tree / "app" / "sub", tree / "outside")
-    agent = load(path)
+    agent: Any = load(path)
     assert swapped
     assert agent.model.connection.endpoint == "https://inside.example"
 
@@ -103,7 +103,7 @@ def test_links_that_stay_inside_are_followed(tree: Path) -> None:
     (tree / "app" / "sub" / "conn.json").symlink_to("../real/conn.json")
     (tree / "app" / "abs").symlink_to(tree / "app" / "real", target_is_directory=True)
     for reference in ("sub/conn.json", "abs/conn.json", "sub/../real/conn.json"):
-        agent = load(_file_agent(tree, reference))
+        agent: Any = load(_file_agent(tree, reference))
         assert agent.model.connection.endpoint == "https://inside.example", reference
 
 
@@ -145,7 +145,7 @@ def test_an_openapi_document_is_read_without_the_race(
     swapped = _swap_when_opened(monkeypatch, "spec.yaml", tree / "app" / "sub", tree / "outside")
     schema = parameters_schema(tool, agent)
     assert swapped
-    assert set(schema["properties"]) == {"inside"}
+    assert schema is not None and set(schema["properties"]) == {"inside"}
 
 
 CHILD = "---\ninputs: [{{name: {name}}}]\n---\nuser:\nhi\n"
@@ -169,7 +169,7 @@ def test_a_child_prompty_file_is_read_without_the_race(
     )
     schema = parameters_schema(tool, agent)
     assert swapped
-    assert set(schema["properties"]) == {"inside"}
+    assert schema is not None and set(schema["properties"]) == {"inside"}
 
 
 @pytest.mark.parametrize("kind", ["openapi", "prompty"])
