@@ -864,3 +864,31 @@ async def test_a_server_that_cannot_list_leaves_the_other_tools_usable() -> None
     async with AgentSession(model, mcp_tools=[weather_tool(), Broken("down", [], [])]) as s:
         assert await s.send("go") == "ok"
     assert model.requests[0].tool_names == ["get_weather"]
+
+
+@pytest.mark.parametrize("error", [RuntimeError("a bug of its own"), ValueError("bad list")])
+async def test_any_listing_failure_of_one_server_never_breaks_a_turn(error: Exception) -> None:
+    class Broken(FakeServer):
+        async def list_tools(self) -> list[Tool]:
+            raise error
+
+    model = ScriptedTransport([Reply(tool_calls=[Call("get_weather", {"city": "A"})]), Reply("ok")])
+    async with AgentSession(model, mcp_tools=[weather_tool(), Broken("down", [], [])]) as s:
+        assert await s.send("go") == "ok"
+    assert model.requests[0].tool_names == ["get_weather"]
+
+
+async def test_a_prefixed_server_tool_name_still_fits_what_providers_take() -> None:
+    def named(name: str) -> Tool:
+        async def handler(q: str) -> str:
+            return q
+
+        return Tool(name, handler)
+
+    long = "a" * 60
+    clash = FakeServer("a_server_with_a_long_prefix", [], [named(long)])
+    model = ScriptedTransport([Reply("ok")])
+    async with AgentSession(model, mcp_tools=[named(long), clash]) as s:
+        assert await s.send("go") == "ok"
+    names = model.requests[0].tool_names
+    assert len(names) == 2 and all(len(n) <= 64 for n in names), names

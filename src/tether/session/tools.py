@@ -9,7 +9,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import TetherError
+from ..mcp.names import fitted
 from ..tools.tool import Tool
 
 __all__ = ["SessionTools"]
@@ -38,13 +38,13 @@ class SessionTools:
                 listed = server.list_tools()
                 if inspect.isawaitable(listed):
                     listed = await listed
-            except TetherError as exc:  # a server that cannot list now: the others still can
+            except Exception as exc:  # a server that cannot list now: the others still can
                 log.warning("the tools of %s are left out this round: %s", server.prefix, exc)
                 continue
             for offered in listed:
                 tool = offered
-                if tool.name in taken:
-                    tool = dataclasses.replace(tool, name=f"{server.prefix}__{tool.name}")
+                if tool.name in taken:  # a prefixed name still fits what providers take
+                    tool = dataclasses.replace(tool, name=fitted(f"{server.prefix}__{tool.name}"))
                 if tool.name in taken:
                     continue  # the prefixed name is taken too: the first tool keeps it
                 taken.add(tool.name)
