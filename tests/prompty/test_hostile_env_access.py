@@ -5,6 +5,7 @@ and a key it takes from the environment goes only to its provider's own host.
 from __future__ import annotations
 
 import os
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ def test_by_default_a_file_reads_no_variable(tmp_path: Path) -> None:
     assert error.variable == "AWS_SECRET_ACCESS_KEY"
     assert "AWS_SECRET_ACCESS_KEY" in str(error) and AWS not in str(error)
     assert (error.field, error.line) == ("inputs.note.default", 5)
+    assert pickle.loads(pickle.dumps(error)).variable == "AWS_SECRET_ACCESS_KEY"
     with pytest.raises(EnvAccessError):  # turn/prepare on a path load the same way
         prepare(path, {})
 

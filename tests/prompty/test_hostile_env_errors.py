@@ -7,7 +7,9 @@ value whatever the variable is called.
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 import pytest
 
 from tether.prompty import load
+from tether.prompty.env import EnvValue
 from tether.prompty.errors import PromptyError
 from tether.prompty.pipeline import prepare
 from tether.prompty.tracing import Tracer
@@ -114,3 +117,14 @@ def test_traces_blank_values_from_the_environment_whatever_the_name(tmp_path: Pa
     assert messages[-1].text_value == value  # the value is used...
     traced = json.dumps(recording.values)
     assert recording.values and value not in traced.replace("fixed text", "")  # ...never traced
+
+
+def test_a_value_from_the_environment_keeps_its_reference_through_copies(tmp_path: Path) -> None:
+    agent = _load(tmp_path, "inputs:\n  note:\n    default: ${env:PLAIN_SETTING}")
+    (note,) = agent.inputs
+    value = note.default
+    assert isinstance(value, EnvValue) and value == VALUE
+    assert repr(value) == "${env:PLAIN_SETTING}" and VALUE not in repr(agent)
+    for kept in (copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+        assert isinstance(kept, EnvValue) and kept == VALUE
+        assert kept.reference == "${env:PLAIN_SETTING}"

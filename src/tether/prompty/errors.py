@@ -76,7 +76,13 @@ class EnvAccessError(LoadError):
     """The file references ``${env:NAME}`` and the caller did not allow ``NAME`` (``load(...,
     env=[...])``); ``variable`` is the name. The variable was not read."""
 
-    variable: str | None = None
+    def __init__(self, message: str, *, variable: str | None = None, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.variable = variable
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = {"path": self.path, "line": self.line, "field": self.field}
+        return (_rebuild, (type(self), self.message, {**fields, "variable": self.variable}))
 
 
 class OutsideRootError(LoadError):

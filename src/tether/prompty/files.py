@@ -309,15 +309,14 @@ class _Resolver:
     def env(self, content: str, doc: Doc, at: PathKey) -> str:
         name, _, default = content.partition(":")
         if name and not self.access.allows(name):
-            error = EnvAccessError(
+            raise EnvAccessError(
                 f"${{env:{name}}} is not allowed: the caller did not let this file read "
                 f"variable '{name}' (load(..., env=['{name}']) does)",
+                variable=name,
                 path=doc.path,
                 line=doc.line_of(at),
                 field=dotted(at) or None,
             )
-            error.variable = name
-            raise error
         value = self.access.get(name) if name and "\0" not in name else None
         if value is not None:
             return remember(value, name)
