@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import socket
+import struct
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -35,7 +37,10 @@ __all__ = [
     "rate_limited",
     "raw_reply",
     "redirect",
+    "reset_before_response",
+    "reset_stream",
     "server_error",
+    "silent_until_closed",
     "slow_first_byte",
     "slow_headers",
     "sse_body",
@@ -303,6 +308,56 @@ def echo_headers(status: int = 400) -> Reply:
     return reply
 
 
+def _reset(conn: Conn) -> None:
+    """Abort the connection with a TCP RST (SO_LINGER 0), not an orderly FIN."""
+    sock = conn.writer.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    conn.writer.transport.abort()
+
+
+def reset_before_response() -> Reply:
+    """Read the request, then reset the connection (RST) before a byte of the response."""
+
+    async def reply(conn: Conn, request: Recorded) -> bool:
+        _reset(conn)
+        return False
+
+    return reply
+
+
+def reset_stream(events: Sequence[str | bytes | dict[str, Any]], *, settle: float = 0.05) -> Reply:
+    """A chunked 200 ``text/event-stream`` with these events (maybe none), then, ``settle``
+    seconds later (time for the client to read them), a connection reset (RST)."""
+    pieces = sse_body(events)
+
+    async def reply(conn: Conn, request: Recorded) -> bool:
+        head = [
+            ("Content-Type", "text/event-stream"),
+            ("Cache-Control", "no-cache"),
+            ("Transfer-Encoding", "chunked"),
+        ]
+        await conn.send(_head(200, head))
+        for piece in pieces:
+            await conn.send(_chunk(piece))
+        await asyncio.sleep(settle)
+        _reset(conn)
+        return False
+
+    return reply
+
+
+def silent_until_closed() -> Reply:
+    """Read the request and say nothing, not even a status line, until the client hangs up."""
+
+    async def reply(conn: Conn, request: Recorded) -> bool:
+        await conn.wait_for_client_close()
+        return False
+
+    return reply
+
+
 class MisbehavingServer:
     """The server; ``url`` is ``http://127.0.0.1:<port>``. Use as an async context manager."""
 
@@ -318,6 +373,11 @@ class MisbehavingServer:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def open_connections(self) -> int:
+        """Connections the server holds open right now."""
+        return len(self._writers)
 
     def script(self, *replies: Reply) -> None:
         """Replace what the next requests get."""
