@@ -640,7 +640,7 @@ class HttpTransport:
                         for event in _feed(decoder, frame):
                             started = True
                             yield event
-                    for event in _finish(decoder):
+                    for event in _finish(decoder, started):
                         yield event
                 finally:
                     await response.aclose()
@@ -778,12 +778,22 @@ def _feed(decoder: StreamDecoder, frame: SSEEvent) -> list[StreamEvent]:
         raise malformed("event", frame.data, exc) from exc
 
 
-def _finish(decoder: StreamDecoder) -> list[StreamEvent]:
+def _finish(decoder: StreamDecoder, started: bool) -> list[StreamEvent]:
+    """The decoder's last events. A stream that ended unfinished before giving any event is a
+    retryable ``ConnectionFailedError``, as a connection dropped there is (with no length or
+    chunking said, the two cannot be told apart)."""
     try:
-        return decoder.finish()
-    except SHAPE_ERRORS as exc:
-        raise StreamInterruptedError(
-            f"the provider's stream was unreadable at its end ({_reason(exc)})"
+        try:
+            return decoder.finish()
+        except SHAPE_ERRORS as exc:
+            raise StreamInterruptedError(
+                f"the provider's stream was unreadable at its end ({_reason(exc)})"
+            ) from exc
+    except StreamInterruptedError as exc:
+        if started:
+            raise
+        raise ConnectionFailedError(
+            f"the response ended before any event: {exc}", retryable=True
         ) from exc
 
 
