@@ -93,6 +93,61 @@ def test_a_file_store_on_a_full_disk_raises_instead_of_losing_the_message(tmp_pa
     assert [m.text for m in asyncio.run(reopen())] == ["fits", "later"]
 
 
+_SQLITE_FULL_DISK = textwrap.dedent(
+    """
+    import asyncio, os, resource, signal, sys
+    from tether import Message
+    from tether.stores import SQLiteStore
+
+    async def main(path):
+        async with SQLiteStore(path) as store:
+            context = await store.open("full")
+            await context.append(Message("user", "fits"))
+            size = sum(os.path.getsize(path + s) for s in ("", "-wal") if os.path.exists(path + s))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size + 4096, size + 4096))
+            outcomes = []
+            for n in range(20):
+                try:
+                    await context.append(Message("assistant", f"{n}" + "x" * 20000))
+                    outcomes.append(f"ACK {n}")
+                except OSError as exc:
+                    outcomes.append(f"RAISED {type(exc).__name__}")
+            print(" ".join(outcomes))
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    asyncio.run(main(sys.argv[1]))
+    """
+)
+
+
+def test_sqlite_on_a_full_disk_raises_an_os_error_and_keeps_what_it_acknowledged(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "chats.db"
+    done = subprocess.run(
+        [sys.executable, "-c", _SQLITE_FULL_DISK, str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        timeout=60,
+        check=False,
+    )
+    words = done.stdout.split()
+    assert done.returncode == 0 and "RAISED" in words, done.stdout + done.stderr
+    assert set(done.stdout.replace("RAISED OSError", "").split()) <= {"ACK", *map(str, range(20))}
+    acknowledged = [int(w) for a, w in zip(words, words[1:], strict=False) if a == "ACK"]
+
+    async def reopen() -> list[str]:
+        async with SQLiteStore(path) as store:
+            context = await store.open("full")
+            await context.append(Message("user", "later"))
+            return [m.text[:2].rstrip("x") for m in await context.get_history()]
+
+    texts = asyncio.run(reopen())
+    assert texts[0] == "fi" and texts[-1] == "la"
+    assert [int(t) for t in texts[1:-1]] == acknowledged
+
+
 async def test_a_short_write_is_continued_never_taken_for_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

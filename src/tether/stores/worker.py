@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import queue
 import sqlite3
 import threading
@@ -155,11 +156,24 @@ def _attempt(run: Callable[[], Any]) -> tuple[Any, BaseException | None]:
             return run(), None
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) and "busy" not in str(exc):
-                return None, exc
+                return None, _disk_error(exc) or exc
             time.sleep(min(0.001 * 2**attempt, 0.05))
         except Exception as exc:
             return None, exc
     return None, TimeoutError("the database stayed locked by another process")
+
+
+_IOERR, _FULL = 10, 13  # SQLite's primary result codes for a failed write to the disk
+
+
+def _disk_error(exc: sqlite3.OperationalError) -> OSError | None:
+    """A full disk or a failed write as the ``OSError`` it is (as FileStore raises it)."""
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
+    if code not in (_IOERR, _FULL):
+        return None
+    failure = OSError(errno.ENOSPC if code == _FULL else errno.EIO, f"SQLite could not write: {exc}")
+    failure.__cause__ = exc
+    return failure
 
 
 def _settle(job: Job, value: Any, failure: BaseException | None) -> None:
