@@ -5,6 +5,7 @@ way to lose an acknowledged message or to break a whole store."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sqlite3
 import subprocess
@@ -135,7 +136,7 @@ def test_sqlite_on_a_full_disk_raises_an_os_error_and_keeps_what_it_acknowledged
     words = done.stdout.split()
     assert done.returncode == 0 and "RAISED" in words, done.stdout + done.stderr
     assert set(done.stdout.replace("RAISED OSError", "").split()) <= {"ACK", *map(str, range(20))}
-    acknowledged = [int(w) for a, w in zip(words, words[1:], strict=False) if a == "ACK"]
+    acknowledged = [int(w) for a, w in itertools.pairwise(words) if a == "ACK"]
 
     async def reopen() -> list[str]:
         async with SQLiteStore(path) as store:

@@ -171,7 +171,8 @@ def _disk_error(exc: sqlite3.OperationalError) -> OSError | None:
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
     if code not in (_IOERR, _FULL):
         return None
-    failure = OSError(errno.ENOSPC if code == _FULL else errno.EIO, f"SQLite could not write: {exc}")
+    number = errno.ENOSPC if code == _FULL else errno.EIO
+    failure = OSError(number, f"SQLite could not write: {exc}")
     failure.__cause__ = exc
     return failure
 
