@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether import (
     Agent,
     Allow,
@@ -1202,7 +1203,7 @@ def test_retry_policy_should_retry_counts_the_first_try() -> None:
     assert not policy.should_retry(ValueError("bug"), 1)
 
 
-@settings(max_examples=200, deadline=None)
+@fuzz(200)
 @given(
     attempt=st.integers(1, 12),
     initial=st.floats(0.001, 10.0),

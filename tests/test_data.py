@@ -7,9 +7,10 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether import (
     AudioBlock,
     ContextTrimmed,
@@ -172,7 +173,7 @@ usages = st.builds(Usage, *(st.integers(0, 10**9) for _ in range(5)))
 stop_reasons = st.sampled_from(list(StopReason))
 
 
-@settings(max_examples=300)
+@fuzz(300)
 @given(messages)
 def test_message_json_round_trip(message: Message) -> None:
     text = codec.message_to_json(message)
@@ -180,7 +181,7 @@ def test_message_json_round_trip(message: Message) -> None:
     assert codec.message_from_json(text) == message
 
 
-@settings(max_examples=100)
+@fuzz(100)
 @given(st.lists(messages, max_size=6))
 def test_history_json_round_trip(history: list[Message]) -> None:
     assert codec.loads_messages(codec.dumps_messages(history)) == history
@@ -214,7 +215,7 @@ events = st.one_of(
 )
 
 
-@settings(max_examples=400)
+@fuzz(400)
 @given(events)
 def test_event_json_round_trip(event: object) -> None:
     data = codec.event_to_dict(event)  # type: ignore[arg-type]

@@ -8,15 +8,16 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether.tools.repair import ParsedArguments, failure_message, parse_arguments
 
 FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 # Reference for comma removal: keep whole strings, drop a comma only when a closer follows it.
 STRING_OR_TRAILING_COMMA = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")|,(?=\s*[}\]])', re.DOTALL)
-FAST = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = fuzz(250)
 
 
 # -- examples: each strategy ----------------------------------------------------------------

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether.errors import StreamInterruptedError, TetherError
 from tether.events import (
     IterationEnd,
@@ -216,7 +217,7 @@ def _only_tether_errors(run: Callable[[], list[StreamEvent]]) -> None:
     assert_well_typed(events)
 
 
-_SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = fuzz(250)
 
 
 @pytest.mark.parametrize("name", list(CODECS))

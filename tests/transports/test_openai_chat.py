@@ -11,9 +11,10 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether import (
     Agent,
     AudioBlock,
@@ -354,7 +355,7 @@ async def test_non_streaming_transport(name: str) -> None:
     assert "stream" not in server.body() and "stream_options" not in server.body()
 
 
-@settings(max_examples=40, deadline=None)
+@fuzz(40)
 @given(st.lists(st.integers(min_value=1, max_value=4000), max_size=30))
 def test_any_byte_framing_gives_the_same_events(cuts: list[int]) -> None:
     body = recording("parallel_tools")
