@@ -81,7 +81,7 @@ def pytest_command(module: str) -> list[str]:
     command += ["--hypothesis-show-statistics", "-p", "no:cacheprovider"]
     if importlib.util.find_spec("pytest_timeout"):
         command += ["-p", "no:timeout", "-o", "markers=timeout: inert in this run"]
-        command += ["-W", "ignore:Unknown config option: timeout:pytest.PytestConfigWarning"]
+        command += ["-W", "ignore:Unknown config option:pytest.PytestConfigWarning"]
     if importlib.util.find_spec("pytest_randomly"):
         command += ["-p", "no:randomly"]
     return command
