@@ -106,7 +106,7 @@ def _record(line: str) -> SpanRecord | None:
             tuple(e for e in events if isinstance(e, dict)),
             None if data.get("error") is None else str(data["error"]),
         )
-    except (ValueError, KeyError, TypeError, RecursionError):  # nested past the parser's depth
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):  # too deep, too big
         return None
 
 
@@ -174,5 +174,10 @@ def summarize(roots: Iterable[SpanRecord]) -> Summary:
     return summary
 
 
+_MAX_COUNT = 2**53  # a token count past any float's exact range is damage, not a count
+
+
 def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT:
+        return value
+    return 0

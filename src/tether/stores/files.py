@@ -55,8 +55,10 @@ class FileStore:
     async def aclose(self) -> None:
         """Nothing is held open between calls."""
 
-    def _path(self, session: str) -> Path:
-        return self.directory / (hashlib.sha256(session.encode()).hexdigest()[:40] + _SUFFIX)
+    def _path(self, session: str) -> str:
+        # a plain string: pathlib would intern every file name it ever saw
+        name = hashlib.sha256(session.encode()).hexdigest()[:40] + _SUFFIX
+        return os.path.join(self.directory, name)
 
     async def open(self, session_id: str | None = None) -> StoredContext:
         """The session ``session_id`` (a new id when None), created if it does not exist."""
@@ -76,7 +78,7 @@ class FileStore:
                 return size
             header = _read_header(fd, path)
             if header.session != session:
-                raise ValueError(f"{path.name} belongs to another session")
+                raise ValueError(f"{_name(path)} belongs to another session")
             return header.base + size
 
     async def sessions(self) -> list[SessionInfo]:
@@ -93,13 +95,15 @@ class FileStore:
             except FileNotFoundError:
                 continue  # deleted meanwhile
             except (OSError, ValueError, RuntimeError) as exc:
-                _log.warning("skipping %s: not a readable session (%s)", path.name, exc)
+                _log.warning("skipping %s: not a readable session (%s)", _name(path), exc)
         return found
 
-    def _files(self) -> list[Path]:
-        if not self.directory.exists():
+    def _files(self) -> list[str]:
+        try:
+            with os.scandir(self.directory) as entries:
+                return [e.path for e in entries if e.name.endswith(_SUFFIX)]
+        except FileNotFoundError:
             return []
-        return list(self.directory.glob("*" + _SUFFIX))
 
     async def delete(self, session_id: str) -> bool:
         """Remove a session; False if there was none."""
@@ -141,7 +145,8 @@ class FileStore:
     def _history(self, session: str) -> list[Message]:
         path = self._path(session)
         try:
-            lines = _lines(path.read_bytes())[1:]
+            with open(path, "rb") as f:
+                lines = _lines(f.read())[1:]
         except FileNotFoundError:
             return []  # deleted
         try:  # one parse for the whole file, not one per line
@@ -192,14 +197,14 @@ class _Header:
 
 
 @contextmanager
-def _locked(path: Path, *, create: bool, session: str | None = None) -> Iterator[int]:
+def _locked(path: str, *, create: bool, session: str | None = None) -> Iterator[int]:
     """``path`` open and exclusively locked. A file deleted while this waited for the lock is
     made again (``create``) or a ``ConflictError`` naming ``session``."""
     while True:
         try:
             fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0) | os.O_CLOEXEC, 0o600)
         except FileNotFoundError:
-            raise _deleted(session or path.name) from None
+            raise _deleted(session or _name(path)) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             if os.fstat(fd).st_nlink > 0:
@@ -208,14 +213,14 @@ def _locked(path: Path, *, create: bool, session: str | None = None) -> Iterator
         finally:
             os.close(fd)  # closing releases the lock
         if not create:
-            raise _deleted(session or path.name)
+            raise _deleted(session or _name(path))
 
 
 def _deleted(session: str) -> ConflictError:
     return ConflictError(f"session {session!r} was deleted by another writer")
 
 
-def _remove_if(path: Path, cutoff: float | None) -> bool:
+def _remove_if(path: str, cutoff: float | None) -> bool:
     """Delete the session file at ``path`` under its lock: always (``cutoff`` None), or if it
     was last written before ``cutoff`` (a file that is not a session is left alone)."""
     try:
@@ -224,11 +229,11 @@ def _remove_if(path: Path, cutoff: float | None) -> bool:
                 try:
                     _read_header(fd, path)
                 except (ValueError, RuntimeError) as exc:
-                    _log.warning("retention skips %s: not a readable session (%s)", path.name, exc)
+                    _log.warning("retention skips %s: not a session (%s)", _name(path), exc)
                     return False
                 if os.fstat(fd).st_mtime >= cutoff:
                     return False
-            path.unlink()
+            os.unlink(path)
             return True
     except ConflictError:
         return False  # already gone
@@ -244,17 +249,17 @@ def _write_header(fd: int, header: _Header) -> int:
     return len(line)
 
 
-def _read_header(fd: int, path: Path) -> _Header:
+def _read_header(fd: int, path: str) -> _Header:
     """The header of the open session file ``fd``; a clear ``ValueError`` if it has none."""
     first = os.pread(fd, _HEADER_MAX, 0).partition(b"\n")[0]
     try:
         header: Any = json.loads(first)
     except ValueError:
-        raise StoreDamagedError(f"{path.name} has no readable session header") from None
+        raise _no_header(path) from None
     return _checked_header(header, path)
 
 
-def _checked_header(header: Any, path: Path) -> _Header:
+def _checked_header(header: Any, path: str) -> _Header:
     ok = (
         type(header) is dict
         and isinstance(header.get("session_id"), str)
@@ -263,23 +268,31 @@ def _checked_header(header: Any, path: Path) -> _Header:
         and type(header.get("tether", 0)) is int
     )
     if not ok:
-        raise StoreDamagedError(f"{path.name} has no readable session header")
+        raise _no_header(path)
     if header.get("tether", 0) > FORMAT:
         raise RuntimeError(
-            f"{path.name} was written by a newer tether (format {header['tether']})"
+            f"{_name(path)} was written by a newer tether (format {header['tether']})"
         )
     return _Header(header["session_id"], float(header["created"]), header.get("base", 0))
 
 
-def _info(path: Path) -> SessionInfo:
-    with path.open("rb") as f:
+def _name(path: str) -> str:
+    return os.path.basename(path)
+
+
+def _no_header(path: str) -> StoreDamagedError:
+    return StoreDamagedError(f"{_name(path)} has no readable session header")
+
+
+def _info(path: str) -> SessionInfo:
+    with open(path, "rb") as f:
         first = f.readline(_HEADER_MAX)
         if not first.endswith(b"\n"):
             raise ValueError("no complete header")
         try:
             header = _checked_header(json.loads(first), path)
         except json.JSONDecodeError:
-            raise StoreDamagedError(f"{path.name} has no readable session header") from None
+            raise _no_header(path) from None
         count = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
         # the file's clock may lag time.time() by a tick: never updated before created
         updated = max(os.fstat(f.fileno()).st_mtime, header.created)
