@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether.prompty.errors import PromptyError
 from tether.prompty.loader import loads, validate_inputs
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = fuzz(200)
 
 
 def _words(text: str) -> list[str]:

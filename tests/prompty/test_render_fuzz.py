@@ -8,9 +8,10 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether.prompty.parse import (
     ROLES,
     RoleInjectionError,
@@ -20,7 +21,7 @@ from tether.prompty.parse import (
 )
 from tether.prompty.render import RenderError, forges_role_boundary, render, render_segments
 
-FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = fuzz(200)
 
 TEMPLATE_TOKENS = [
     "{{", "}}", "{%", "%}", "{#", "#}", "{{-", "-}}", "{%-", "-%}", " if ", " elif ", " else ",

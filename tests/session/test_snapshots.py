@@ -8,26 +8,21 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether import AgentSession, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from tether.session.snapshot import SnapshotError, read_snapshot, snapshot_of
 from tether.testing import Reply, ScriptedTransport
 
 pytestmark = pytest.mark.timeout(60)
 
-MAX_EXAMPLES = int(os.environ.get("TETHER_FUZZ_EXAMPLES", "200"))
-"""Examples per property; a longer fuzzing run raises it through the environment."""
-
-FUZZ = settings(
-    max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FUZZ = fuzz(200)
 
 
 def call_message(*ids: str) -> Message:

@@ -5,14 +5,14 @@ replies and handle failures gives a run that returns, never an exception."""
 from __future__ import annotations
 
 import json
-import os
 from itertools import pairwise
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether.skills import (
     Action,
     AgentState,
@@ -32,12 +32,7 @@ from tether.skills.protocol import MAX_REPLY_DEPTH, parse_action
 
 pytestmark = pytest.mark.timeout(300)
 
-MAX_EXAMPLES = int(os.environ.get("TETHER_FUZZ_EXAMPLES", "200"))
-"""Examples per property; a longer fuzzing run raises it through the environment."""
-
-FUZZ = settings(
-    max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+FUZZ = fuzz(200)
 
 
 def look(key: str = "all", n: int = 1) -> Any:

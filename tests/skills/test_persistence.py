@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether.skills import (
     CallSkillAction,
     EventStream,
@@ -30,12 +31,8 @@ from tether.skills import persistence as persistence_module
 
 pytestmark = pytest.mark.timeout(60)
 
-MAX_EXAMPLES = int(os.environ.get("TETHER_FUZZ_EXAMPLES", "200"))
-"""Examples per property; a longer fuzzing run raises it through the environment."""
-
 FUZZ = settings(
-    max_examples=MAX_EXAMPLES,
-    deadline=None,
+    fuzz(200),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzing import fuzz
 from tether.skills import (
     CallSkillAction,
     FinalAnswerAction,
@@ -33,7 +34,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@fuzz(300)
 @given(st.text(max_size=400))
 def test_any_text_is_an_action_or_a_validation_error(raw: str) -> None:
     event = parse_action(raw, REGISTRY)
@@ -42,7 +43,7 @@ def test_any_text_is_an_action_or_a_validation_error(raw: str) -> None:
         assert event.answer.strip()  # an empty answer is refused, never accepted
 
 
-@settings(max_examples=300, deadline=None)
+@fuzz(300)
 @given(json_values, st.sampled_from(["lookup", "other", 3, None]))
 def test_any_json_shape_is_an_action_or_a_validation_error(args: object, name: object) -> None:
     for reply in (
