@@ -1,12 +1,15 @@
 """Writing whole: ``write_all`` goes on after a short write (a filling disk makes them) and
-raises when the system refuses, so no caller mistakes half a record for a whole one."""
+raises when the system refuses, so no caller mistakes half a record for a whole one; and
+``whole_lines``, where a file of lines really ends (a crash may leave half a line after it)."""
 
 from __future__ import annotations
 
 import errno
 import os
 
-__all__ = ["write_all"]
+__all__ = ["whole_lines", "write_all"]
+
+_BLOCK = 4096
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -18,3 +21,15 @@ def write_all(fd: int, data: bytes) -> None:
         if written <= 0:
             raise OSError(errno.EIO, "a write made no progress")
         view = view[written:]
+
+
+def whole_lines(fd: int) -> int:
+    """The size of the file open as ``fd`` up to and including its last newline."""
+    end = os.fstat(fd).st_size
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        cut = os.pread(fd, end - start, start).rfind(b"\n")
+        if cut >= 0:
+            return start + cut + 1
+        end = start
+    return 0

@@ -59,7 +59,7 @@ class McpKind:
         definition = _callable(tool_def)
         async with self._server(definition, agent) as server:
             tools = await server.list_tools()
-        found = [t for t in tools if t.name == definition.name]
+        found = [t for t in tools if getattr(t, "remote", t.name) == definition.name]
         return None if not found or found[0].schema is None else dict(found[0].schema)
 
     @asynccontextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .door import AgentSession, OutputValidationError, ToolErrorFormatter
 from .hooks import DENIED, ApproveTool, OnTool, ToolCallContext
-from .snapshot import ConversationSnapshot, ConversationStore
+from .snapshot import ConversationSnapshot, ConversationStore, SnapshotError
 
 __all__ = [
     "DENIED",
@@ -14,6 +14,7 @@ __all__ = [
     "ConversationStore",
     "OnTool",
     "OutputValidationError",
+    "SnapshotError",
     "ToolCallContext",
     "ToolErrorFormatter",
 ]

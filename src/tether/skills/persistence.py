@@ -15,13 +15,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..writes import whole_lines, write_all
 from .event_json import event_from_json, event_to_json
 from .events import Action, EventStream, Observation
 
 __all__ = ["JsonLinesParseError", "JsonLinesPersistence", "event_from_json", "event_to_json"]
 
 logger = logging.getLogger("tether.skills")
-_BLOCK = 4096
 
 
 class JsonLinesParseError(ValueError):
@@ -51,11 +51,11 @@ class JsonLinesPersistence:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # appends of other processes wait (closing unlocks)
-            start = _whole_lines(fd)
+            start = whole_lines(fd)
             try:
                 if start != os.fstat(fd).st_size:
                     os.ftruncate(fd, start)  # a line a crash cut short: never joined to ours
-                _write_all(fd, line)
+                write_all(fd, line)
                 os.fsync(fd)
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -114,25 +114,3 @@ def _line(event: Any) -> bytes:
         return f"{text}\n".encode()
     except UnicodeEncodeError:
         return f"{json.dumps(value, default=str)}\n".encode("ascii")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data``: a write may take only part of it."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:
-            raise OSError(f"a write to the file took {written} bytes")
-        view = view[written:]
-
-
-def _whole_lines(fd: int) -> int:
-    """The file's size up to and including its last newline."""
-    end = os.fstat(fd).st_size
-    while end > 0:
-        start = max(0, end - _BLOCK)
-        cut = os.pread(fd, end - start, start).rfind(b"\n")
-        if cut >= 0:
-            return start + cut + 1
-        end = start
-    return 0

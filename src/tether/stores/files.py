@@ -29,7 +29,7 @@ from ..context import new_session_id
 from ..errors import ConflictError, StoreDamagedError
 from ..interrupt import survive
 from ..messages import Message
-from ..writes import write_all
+from ..writes import whole_lines, write_all
 from .base import SessionInfo, StoredContext, check_session_id, damaged
 
 __all__ = ["FileStore"]
@@ -70,7 +70,7 @@ class FileStore:
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self._path(session)
         with _locked(path, create=True) as fd:
-            size = _whole_lines(fd)
+            size = whole_lines(fd)
             if size == 0:  # new, or its header was cut short by a crash
                 os.ftruncate(fd, 0)
                 size = _write_header(fd, _Header(session, time.time(), 0))
@@ -125,7 +125,7 @@ class FileStore:
     def _append(self, session: str, known: int, messages: Sequence[Message]) -> int:
         lines = b"".join(_line(m) for m in messages)
         with _locked(self._path(session), create=False, session=session) as fd:
-            size = _whole_lines(fd)
+            size = whole_lines(fd)
             base = _read_header(fd, self._path(session)).base
             if base + size != known:
                 raise ConflictError(
@@ -161,7 +161,7 @@ class FileStore:
         path = self._path(session)
         with _locked(path, create=False, session=session) as fd:
             header = _read_header(fd, path)
-            if header.base + _whole_lines(fd) != known:
+            if header.base + whole_lines(fd) != known:
                 raise ConflictError(
                     f"session {session!r} was written to by another writer; reopen it to clear it"
                 )
@@ -313,23 +313,6 @@ def _read_line(session: str, position: int, line: bytes) -> Message:
         return message_from_dict(json.loads(line))
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise damaged(session, position, exc) from None
-
-
-def _whole_lines(fd: int) -> int:
-    """The size of the file up to its last newline (what a crash may have left after it goes)."""
-    size = os.fstat(fd).st_size
-    if size == 0:
-        return 0
-    block = 4096
-    end = size
-    while end > 0:
-        start = max(0, end - block)
-        chunk = os.pread(fd, end - start, start)
-        cut = chunk.rfind(b"\n")
-        if cut >= 0:
-            return start + cut + 1
-        end = start
-    return 0
 
 
 def _lines(data: bytes) -> list[bytes]:
