@@ -60,7 +60,7 @@ async def test_a_broken_call_is_an_error_result_and_leaves_nothing_behind(
         assert (after.text, after.is_error) == ('{"after": "' + fault + '"}', False)
     assert other_tasks() == set()
     assert set(children()) <= processes
-    assert open_fds() == fds
+    assert open_fds() <= fds  # nothing left open (the collector may close an earlier test's)
 
 
 async def test_a_huge_result_reaches_the_model_bounded(make: Make) -> None:
@@ -82,7 +82,7 @@ async def test_a_huge_result_reaches_the_model_bounded(make: Make) -> None:
     assert not after.is_error
     assert other_tasks() == set()
     assert set(children()) <= processes
-    assert open_fds() == fds
+    assert open_fds() <= fds  # nothing left open (the collector may close an earlier test's)
 
 
 async def test_a_message_over_the_size_limit_is_an_error_result(make: Make) -> None:
@@ -106,4 +106,4 @@ async def test_a_message_over_the_size_limit_is_an_error_result(make: Make) -> N
     assert (after.text, after.is_error) == ("{}", False)
     assert other_tasks() == set()
     assert set(children()) <= processes
-    assert open_fds() == fds
+    assert open_fds() <= fds  # nothing left open (the collector may close an earlier test's)
