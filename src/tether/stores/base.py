@@ -47,11 +47,11 @@ def stored_form(message: Message) -> tuple[int, str]:
         text = content[0].text
         if text.isascii() or _utf8(text):
             return PLAIN_TEXT, text
-        return MESSAGE_FORMAT, json.dumps(message_to_dict(message), separators=(",", ":"))
-    body = message_to_json(message)
-    if body.isascii() or _utf8(body):
-        return MESSAGE_FORMAT, body
-    return MESSAGE_FORMAT, json.dumps(message_to_dict(message), separators=(",", ":"))
+    else:
+        body = message_to_json(message)
+        if body.isascii() or _utf8(body):
+            return MESSAGE_FORMAT, body
+    return MESSAGE_FORMAT, json.dumps(message_to_dict(message), separators=(",", ":"))  # escaped
 
 
 def _utf8(text: str) -> bool:
