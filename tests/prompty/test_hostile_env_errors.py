@@ -128,3 +128,16 @@ def test_a_value_from_the_environment_keeps_its_reference_through_copies(tmp_pat
     for kept in (copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
         assert isinstance(kept, EnvValue) and kept == VALUE
         assert kept.reference == "${env:PLAIN_SETTING}"
+
+
+def test_engine_traces_blank_values_from_the_environment_whatever_the_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tether.tracing.redact import environment_secrets, redact
+
+    monkeypatch.setenv("GREETING_TEXT", "open-sesame-1234")  # a name that says nothing secret
+    path = tmp_path / "p.prompty"
+    path.write_text("---\nname: p\ninputs:\n  g:\n    default: ${env:GREETING_TEXT}\n---\n{{g}}\n")
+    load(path, env=["GREETING_TEXT"])
+    assert "open-sesame-1234" in environment_secrets()
+    assert redact("the user said open-sesame-1234 today") == "the user said [REDACTED] today"

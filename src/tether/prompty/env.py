@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..tracing.redact import add_secret_source
+
 __all__ = [
     "MIN_HIDDEN",
     "EnvAccess",
@@ -129,3 +131,6 @@ class EnvAccess:
         """The variable's value, or ``None`` when it is not set (or not a string)."""
         value = self.source.get(name)
         return value if isinstance(value, str) else None
+
+
+add_secret_source(known_values)  # engine traces blank them too, whatever the variable's name

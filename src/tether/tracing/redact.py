@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = [
     "BLANK",
     "SENSITIVE_KEY_PARTS",
+    "add_secret_source",
     "environment_secrets",
     "is_sensitive_key",
     "redact",
@@ -60,11 +61,23 @@ SENSITIVE_KEY_PARTS = (
 ``passwd`` and ``private_key``); ``key`` alone is too broad to count."""
 
 
+_SOURCES: list[Callable[[], Iterable[str]]] = []
+
+
+def add_secret_source(source: Callable[[], Iterable[str]]) -> None:
+    """Blank the values ``source()`` gives as well: a door that read values out of the
+    environment under any name (Prompty's ``${env:}``) hands them to every trace this way."""
+    if source not in _SOURCES:
+        _SOURCES.append(source)
+
+
 def environment_secrets() -> tuple[str, ...]:
-    """The values of environment variables named like credentials (8 characters or more),
-    longest first. Reading the environment costs: callers keep this and read it again now and
-    then (the tracing middleware: once per run)."""
+    """The values of environment variables named like credentials, and those the secret
+    sources give (8 characters or more), longest first. Reading the environment costs: callers
+    keep this and read it again now and then (the tracing middleware: once per run)."""
     found = {v for k, v in os.environ.items() if _NAMED.search(k) and len(v) >= 8}
+    for source in _SOURCES:
+        found.update(v for v in source() if len(v) >= 8)
     return tuple(sorted(found, key=len, reverse=True))
 
 
