@@ -525,3 +525,25 @@ async def test_a_cancel_arriving_with_a_tool_deadline_is_not_swallowed() -> None
             task.cancel()
         with pytest.raises(asyncio.CancelledError if outside else Overrun):
             await task
+
+
+async def test_survive_gives_the_callers_cancel_even_when_the_work_failed_too() -> None:
+    from tether.interrupt import survive
+
+    started, release = asyncio.Event(), asyncio.Event()
+    ran: list[str] = []
+
+    async def work() -> None:
+        started.set()
+        await release.wait()
+        ran.append("finished")
+        raise ValueError("the work failed as well")
+
+    waiting = asyncio.ensure_future(survive(work()))
+    await started.wait()
+    waiting.cancel()
+    await asyncio.sleep(0)
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert ran == ["finished"]  # the work was not cut short

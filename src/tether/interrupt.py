@@ -191,10 +191,11 @@ async def survive(awaitable: Awaitable[T]) -> T:
         try:
             result = await asyncio.shield(task)
             break
-        except BaseException as exc:
-            if not task.done():
-                cancelled = True  # this task was cancelled: wait on for the work
-                continue
+        except asyncio.CancelledError:
+            if task.done():
+                raise
+            cancelled = True  # this task was cancelled: wait on for the work
+        except BaseException as exc:  # the work failed
             if cancelled:
                 raise asyncio.CancelledError from exc
             raise
