@@ -117,7 +117,7 @@ def test_tool_loads_pydantic_on_first_use() -> None:
 # layer a family may not import another part (a transport never imports a tool, and so on).
 LAYERS: dict[str, set[str]] = {
     "data": {"types", "errors", "messages", "events", "codec"},
-    "base": {"clock", "interrupt", "lazy", "blocking", "writes"},
+    "base": {"clock", "interrupt", "lazy", "blocking", "writes", "openat"},
     "parts": {"tools", "transports", "context", "control", "budget"},
     "sources": {"mcp", "stores"},
     "engine": {

@@ -4,10 +4,11 @@ raises when the system refuses, so no caller mistakes half a record for a whole 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 
-__all__ = ["whole_lines", "write_all"]
+__all__ = ["append_whole", "whole_lines", "write_all"]
 
 _BLOCK = 4096
 
@@ -33,3 +34,20 @@ def whole_lines(fd: int) -> int:
             return start + cut + 1
         end = start
     return 0
+
+
+def append_whole(fd: int, data: bytes, at: int, *, sync: bool = True) -> None:
+    """Write ``data`` at offset ``at`` of the file, cutting it there first (what a crash left
+    after ``at`` goes), then fsync when ``sync``. On any failure the file is cut back to
+    ``at`` and the error raised: a reader never meets part of ``data``."""
+    try:
+        if os.fstat(fd).st_size != at:
+            os.ftruncate(fd, at)
+        os.lseek(fd, at, os.SEEK_SET)
+        write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, at)
+        raise

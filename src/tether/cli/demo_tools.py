@@ -18,6 +18,7 @@ import zoneinfo
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from ..openat import DIR_FLAGS, FILE_FLAGS, ROOT_FLAGS, SAFE_OPEN
 from ..tools.decorator import tool
 from ..tools.tool import Tool
 from .calc import evaluate, format_number
@@ -124,17 +125,6 @@ class LinkRefusedError(PermissionError):
     """A path goes through a symbolic link, which the file tools never follow."""
 
 
-def _flags(*names: str) -> int:
-    """``os.O_RDONLY`` with the named flags (0 where the platform lacks one: see _open_inside)."""
-    return functools.reduce(int.__or__, (getattr(os, name, 0) for name in names), os.O_RDONLY)
-
-
-_DIR_FLAGS = _flags("O_DIRECTORY", "O_NOFOLLOW", "O_CLOEXEC")
-# O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused once opened).
-_FILE_FLAGS = _flags("O_NOFOLLOW", "O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC")
-_SAFE_OPEN = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
-
-
 def _outside(root: Path, path: str) -> OutsideRootError:
     return OutsideRootError(
         f"{path!r} is outside the allowed directory {str(root.resolve())!r}; "
@@ -205,13 +195,13 @@ def _open_inside(root: Path, parts: tuple[str, ...], flags: int) -> int:
     Each name is opened relative to the directory already open, so swapping a directory for a
     link between a check and the open cannot lead outside ``root``.
     """
-    if not _SAFE_OPEN:
+    if not SAFE_OPEN:
         raise OSError("the file tools need a POSIX system (openat with O_NOFOLLOW)")
-    fd = os.open(root, _DIR_FLAGS & ~os.O_NOFOLLOW)  # the root itself may be a link
+    fd = os.open(root, ROOT_FLAGS)  # the root itself may be a link
     for depth in range(1, len(parts) + 1):
         last = depth == len(parts)
         try:
-            next_fd = _open_at(fd, parts[:depth], flags if last else _DIR_FLAGS)
+            next_fd = _open_at(fd, parts[:depth], flags if last else DIR_FLAGS)
         finally:
             os.close(fd)
         fd = next_fd
@@ -232,7 +222,7 @@ def _describe_entry(entry: os.DirEntry[str]) -> str:
 
 def _list_files(root: Path, path: str = ".") -> str:
     parts = _relative_parts(root, path)
-    fd = _open_inside(root, parts, _DIR_FLAGS)
+    fd = _open_inside(root, parts, DIR_FLAGS)
     try:  # the entries are described while fd is open: their stat() is relative to it
         with os.scandir(fd) as it:
             entries = sorted(it, key=lambda e: e.name.lower())
@@ -249,7 +239,7 @@ def _list_files(root: Path, path: str = ".") -> str:
 def _open_regular(root: Path, path: str) -> BinaryIO:
     """``path`` inside ``root`` opened for reading, if it is a regular file (checked on the
     opened descriptor, so what is read is what was checked)."""
-    fd = _open_inside(root, _relative_parts(root, path), _FILE_FLAGS)
+    fd = _open_inside(root, _relative_parts(root, path), FILE_FLAGS)
     mode = os.fstat(fd).st_mode
     if stat.S_ISREG(mode):
         return open(fd, "rb")  # O_NONBLOCK does nothing to reads of a regular file

@@ -10,29 +10,19 @@ way is read by hand and followed only while it stays beneath the directory. Plat
 
 from __future__ import annotations
 
-import functools
 import os
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+from ..openat import DIR_FLAGS, FILE_FLAGS, ROOT_FLAGS, SAFE_OPEN
 from .errors import LoadError, MissingFileError, OutsideRootError
 
 __all__ = ["MAX_LINKS", "Located", "Place", "locate", "read_located", "read_open"]
 
 MAX_LINKS = 40
 """The most symbolic links followed while opening one file."""
-
-
-def _flags(*names: str) -> int:
-    return functools.reduce(int.__or__, (getattr(os, n, 0) for n in names), os.O_RDONLY)
-
-
-_ROOT_FLAGS = _flags("O_DIRECTORY", "O_CLOEXEC")
-_DIR_FLAGS = _flags("O_DIRECTORY", "O_NOFOLLOW", "O_CLOEXEC")
-_FILE_FLAGS = _flags("O_NOFOLLOW", "O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_BINARY")
-_SAFE_OPEN = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +82,7 @@ def read_located(found: Located, limit: int) -> str:
     """The UTF-8 text of the regular file at ``found`` (at most ``limit`` bytes), opened one name
     at a time from its root: ``OutsideRootError`` if a link leads out, ``MissingFileError`` if
     it is not there."""
-    fd = _open_located(found) if _SAFE_OPEN else _open_checked(found)
+    fd = _open_located(found) if SAFE_OPEN else _open_checked(found)
     return read_open(fd, str(found.path), limit)
 
 
@@ -157,14 +147,14 @@ class _Walk:
 def _open_located(found: Located) -> int:
     walk = _Walk(found)
     try:
-        walk.fds.append(os.open(found.base.root, _ROOT_FLAGS))
+        walk.fds.append(os.open(found.base.root, ROOT_FLAGS))
     except FileNotFoundError:
         raise MissingFileError(f"File not found: {walk.where}", path=walk.where) from None
     except OSError as exc:
         raise LoadError(f"Cannot open folder: {exc.strerror}", path=walk.where) from exc
     try:
         for name in found.base.parts:  # folders the place was found through: never links
-            walk.fds.append(walk.down(name, _DIR_FLAGS))
+            walk.fds.append(walk.down(name, DIR_FLAGS))
         floor = len(walk.fds)
         return _descend(walk, list(found.rest), floor)
     finally:
@@ -192,9 +182,9 @@ def _descend(walk: _Walk, todo: list[str], floor: int) -> int:
             todo.extend(reversed(_link_parts(walk, target, floor)))
             continue
         if todo:
-            walk.fds.append(walk.down(name, _DIR_FLAGS))
+            walk.fds.append(walk.down(name, DIR_FLAGS))
             continue
-        return walk.down(name, _FILE_FLAGS)
+        return walk.down(name, FILE_FLAGS)
     raise LoadError("Not a regular file", path=walk.where)
 
 
@@ -219,7 +209,7 @@ def _open_checked(found: Located) -> int:
     if not any(real.is_relative_to(form) for form in _forms(found.base)):
         raise OutsideRootError(f"{where} resolves outside allowed roots (through a link)")
     try:
-        return os.open(real, _FILE_FLAGS)
+        return os.open(real, FILE_FLAGS)
     except FileNotFoundError:
         raise MissingFileError(f"File not found: {where}", path=where) from None
     except OSError as exc:

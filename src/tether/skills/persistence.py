@@ -7,7 +7,6 @@ is a ``JsonLinesParseError`` that names the file and the line."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import logging
@@ -15,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..writes import whole_lines, write_all
+from ..writes import append_whole, whole_lines
 from .event_json import event_from_json, event_to_json
 from .events import Action, EventStream, Observation
 
@@ -51,16 +50,7 @@ class JsonLinesPersistence:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)  # appends of other processes wait (closing unlocks)
-            start = whole_lines(fd)
-            try:
-                if start != os.fstat(fd).st_size:
-                    os.ftruncate(fd, start)  # a line a crash cut short: never joined to ours
-                write_all(fd, line)
-                os.fsync(fd)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, start)
-                raise
+            append_whole(fd, line, whole_lines(fd))  # a line a crash cut short goes first
         finally:
             os.close(fd)
 

@@ -19,7 +19,7 @@ import logging
 import os
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -29,7 +29,7 @@ from ..context import new_session_id
 from ..errors import ConflictError, StoreDamagedError
 from ..interrupt import survive
 from ..messages import Message
-from ..writes import whole_lines, write_all
+from ..writes import append_whole, whole_lines, write_all
 from .base import SessionInfo, StoredContext, check_session_id, damaged
 
 __all__ = ["FileStore"]
@@ -131,15 +131,7 @@ class FileStore:
                 raise ConflictError(
                     f"session {session!r} was written to by another writer; reopen it to go on"
                 )
-            os.ftruncate(fd, size)  # a line cut short by a crash goes
-            os.lseek(fd, size, os.SEEK_SET)
-            try:
-                write_all(fd, lines)
-                os.fsync(fd)
-            except BaseException:
-                with suppress(OSError):
-                    os.ftruncate(fd, size)  # what went out of a failed append is taken back
-                raise
+            append_whole(fd, lines, size)  # a line cut short by a crash goes first
             return base + size + len(lines)
 
     def _history(self, session: str) -> list[Message]:

@@ -8,7 +8,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..writes import write_all
+from ..writes import append_whole
 
 __all__ = ["LineFile"]
 
@@ -29,13 +29,7 @@ class LineFile:
         as it was."""
         with self._lock:
             fd = self._open()
-            start = os.lseek(fd, 0, os.SEEK_END)
-            try:
-                write_all(fd, line)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, start)  # what did go out of this line is taken back
-                raise
+            append_whole(fd, line, os.lseek(fd, 0, os.SEEK_END), sync=False)
 
     def close(self) -> None:
         """Close the file (a later append opens it again)."""
