@@ -189,7 +189,9 @@ async def turn_async(
     **options: Any,
 ) -> Any:
     """One conversational round (§14): prepare, then the agent loop with the declared tools
-    (handlers from ``tools``, the registries, or the tool's kind); the processed answer.
+    (handlers from ``tools``, the registries, or the tool's kind); the processed answer. A
+    handler gets the arguments as one dict (``def get_weather(args)``) or as keywords
+    (``def get_weather(city)``), as its signature asks.
 
     With ``stream`` a ``PromptyStream`` of the final answer's text as it arrives (§9.3: tool
     rounds stay buffered); its ``result`` and ``messages`` are set once it is exhausted.

@@ -60,7 +60,8 @@ class Registry(Generic[V]):
 
 
 ToolHandler = Callable[..., Any]
-"""A name-registry handler: called with the call's arguments as keywords."""
+"""A name-registry handler: ``handler(args)`` with the arguments as one dict when its one
+parameter is not a declared one (the spec's style), else with them as keywords."""
 KindHandler = Callable[..., Any]
 """A kind handler: ``handler(tool_def, args, agent, inputs)``, sync or async."""
 

@@ -1,5 +1,7 @@
 """A Prompty agent's declared tools as tether ``Tool``s, with §11.2's dispatch order per call:
-the caller's handlers, then the name registry, then the handler of the tool's kind.
+the caller's handlers, then the name registry, then the handler of the tool's kind. A name
+handler is called as the spec writes it, ``handler(args)`` with one dict, when its one parameter
+is not a declared one, and with keyword arguments otherwise (``takes_dict``).
 
 Also ``@tool`` (a typed function as a handler with its ``FunctionTool`` declaration) and
 ``bind_tools`` (check handlers against an agent's declarations).
@@ -10,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from ..tools.tool import Tool
@@ -19,7 +21,7 @@ from .model import FunctionTool, PromptAgent, Property, ToolDefinition
 from .registry import get_tool, get_tool_handler, register_tool
 from .schema import object_schema
 
-__all__ = ["bind_tools", "engine_tools", "tool"]
+__all__ = ["bind_tools", "engine_tools", "takes_dict", "tool"]
 
 log = logging.getLogger("tether.prompty")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -118,17 +120,40 @@ async def _settle(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def takes_dict(handler: Callable[..., Any], declared: Collection[str]) -> bool:
+    """Whether ``handler`` is written as the spec writes one, ``handler(args)`` with the arguments
+    as one dict: its first parameter is positional and not one of the tool's ``declared``
+    parameters, and it needs no other. Any other handler (or one whose signature cannot be read)
+    is called with keywords, tether's style."""
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not params or any(p.kind is p.VAR_KEYWORD for p in params):
+        return False
+    first, rest = params[0], params[1:]
+    return (
+        first.kind in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD)
+        and first.name not in declared
+        and all(p.default is not p.empty or p.kind is p.VAR_POSITIONAL for p in rest)
+    )
+
+
 def _dispatcher(
     definition: ToolDefinition,
     handlers: Mapping[str, Callable[..., Any]],
     agent: PromptAgent,
     inputs: Mapping[str, Any],
+    declared: frozenset[str],
 ) -> Callable[..., Any]:
-    """One declared tool's handler: the dispatch order, resolved at each call."""
+    """One declared tool's handler: the dispatch order, resolved at each call; ``declared`` the
+    tool's parameter names, which decide how a name handler is called (``takes_dict``)."""
 
     async def call(**arguments: Any) -> Any:
         handler = handlers.get(definition.name) or get_tool(definition.name)
         if handler is not None:
+            if takes_dict(handler, declared):
+                return await _settle(handler(dict(arguments)))
             return await _settle(handler(**arguments))
         by_kind = get_tool_handler(definition.kind)
         if by_kind is None and definition.kind not in ("function", "prompty", "mcp", "openapi"):
@@ -171,10 +196,11 @@ def engine_tools(
             for param, b in (definition.bindings or {}).items()
             if b.input in given
         }
+        declared = frozenset(schema.get("properties") or ()) | frozenset(definition.bindings or ())
         out.append(
             Tool(
                 definition.name,
-                _dispatcher(definition, handlers or {}, agent, given),
+                _dispatcher(definition, handlers or {}, agent, given, declared),
                 definition.description or "",
                 schema,
                 bindings=bound,
