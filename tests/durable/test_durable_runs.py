@@ -19,6 +19,7 @@ import pytest
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Replayer
 
+import parts
 from tether import (
     Agent,
     MemoryContextStore,
@@ -422,14 +423,8 @@ async def test_with_a_store_the_model_gets_what_the_plain_loop_sends_it(
 def _postgres(request: pytest.FixtureRequest) -> Any:
     from tether.stores import PostgresStore
 
-    dsn = os.environ.get("TETHER_PG_DSN")
-    if not dsn:
-        if os.environ.get("CI"):
-            pytest.fail("TETHER_PG_DSN is not set: .ci/run starts PostgreSQL for these tests")
-        pytest.skip("no PostgreSQL here (scripts/services.sh starts one)")
-    return PostgresStore(
-        dsn, schema=f"durable_{os.getpid()}_{abs(hash(request.node.name)) % 10**6}"
-    )
+    schema = f"durable_{os.getpid()}_{abs(hash(request.node.name)) % 10**6}"
+    return PostgresStore(parts.server("postgres"), schema=schema)
 
 
 async def test_tools_of_a_real_mcp_server_are_listed_and_called_on_workers(

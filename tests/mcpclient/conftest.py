@@ -1,7 +1,8 @@
 """Real MCP servers for the tests: ``@modelcontextprotocol/server-everything`` (npm, installed by
-``.ci/run`` into ``$TETHER_CACHE_DIR/npm``), ``mcp-server-time`` (PyPI), ``servers/changing.py``
-(the SDK's own server) and ``servers/hostile.py`` (JSON-RPC by hand, breaking every rule on
-request). Missing servers fail the tests under CI and skip them elsewhere."""
+``scripts/test.sh`` into ``$TETHER_CACHE_DIR/npm``), ``mcp-server-time`` (PyPI),
+``servers/changing.py`` (the SDK's own server) and ``servers/hostile.py`` (JSON-RPC by hand,
+breaking every rule on request). Missing servers skip their tests, or fail them under
+``scripts/test.sh`` (``parts.py``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 from mcp_helpers import free_port, wait_for_port
 
+from parts import absent
+
 HERE = Path(__file__).parent
 CACHE = Path(
     os.environ.get("TETHER_CACHE_DIR")
@@ -27,18 +30,12 @@ EVERYTHING = Path(
 CHANGING = HERE / "servers" / "changing.py"
 
 
-def _missing(what: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"{what} is missing; .ci/run installs it")
-    pytest.skip(f"{what} is not installed here")
-
-
 @pytest.fixture(scope="session")
 def everything() -> list[str]:
     """The command line of server-everything over stdio."""
     node = shutil.which("node")
     if node is None or not EVERYTHING.exists():
-        _missing("@modelcontextprotocol/server-everything (with node)")
+        absent("@modelcontextprotocol/server-everything (with node)")
     return [node, str(EVERYTHING), "stdio"]
 
 
@@ -47,7 +44,7 @@ def time_server() -> str:
     """The ``mcp-server-time`` executable."""
     found = shutil.which("mcp-server-time") or str(Path(sys.executable).parent / "mcp-server-time")
     if not Path(found).exists():
-        _missing("mcp-server-time")
+        absent("mcp-server-time")
     return found
 
 

@@ -1,6 +1,7 @@
 """The store backends the contract runs against, each kept at a test's own place. PostgreSQL and
 Redis need ``$TETHER_PG_DSN`` / ``$TETHER_REDIS_URL`` (``scripts/services.sh`` starts both):
-without them those cases skip locally and fail under CI."""
+without them those cases skip, before any child process starts, or fail under ``scripts/test.sh``
+(``parts.py``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,19 @@ from typing import Any
 
 import pytest
 
+from parts import needs, server
 from tether.stores import FileStore, PostgresStore, RedisStore, SQLiteStore
 
-BACKENDS = ["sqlite", "file", "postgres", "redis"]
+HERE = Path(__file__).parent
+# What a child process started by a test needs to import this module (and ``parts``) too.
+CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join((str(HERE), str(HERE.parent)))}
+
+BACKENDS: list[Any] = [
+    "sqlite",
+    "file",
+    pytest.param("postgres", marks=needs("postgres")),
+    pytest.param("redis", marks=needs("redis")),
+]
 
 
 def make(kind: str, place: Path | str) -> Any:
@@ -25,14 +36,5 @@ def make(kind: str, place: Path | str) -> Any:
         return FileStore(place / "chats")
     name = "t_" + hashlib.sha256(str(place).encode()).hexdigest()[:20]
     if kind == "postgres":
-        return PostgresStore(_server("TETHER_PG_DSN"), schema=name)
-    return RedisStore(_server("TETHER_REDIS_URL"), prefix=name)
-
-
-def _server(variable: str) -> str:
-    found = os.environ.get(variable)
-    if not found:
-        if os.environ.get("CI"):
-            pytest.fail(f"{variable} is not set: .ci/run starts the servers for these tests")
-        pytest.skip(f"no server here (set {variable}; scripts/services.sh starts one)")
-    return found
+        return PostgresStore(server("postgres"), schema=name)
+    return RedisStore(server("redis"), prefix=name)

