@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
+import tether
 from tether import (
     Agent,
+    AgentStream,
+    CheckGuard,
+    Deny,
+    Error,
     IterationEnd,
     MemoryContextStore,
+    PermissionGuard,
+    Rewrite,
     SessionEndEvent,
     StopReason,
+    StreamContractError,
+    StreamError,
     StreamEvent,
+    TetherError,
     TextDelta,
     Tool,
+    ToolCall,
     ToolInputDelta,
     ToolResult,
     ToolUseStart,
@@ -22,6 +35,9 @@ from tether import (
 )
 from tether.codec import event_from_dict, event_to_dict
 from tether.testing import (
+    Call,
+    Reply,
+    ScriptedTransport,
     StubTransport,
     assert_stream_contract,
     collect,
@@ -31,6 +47,7 @@ from tether.testing import (
     make_text_response,
     make_tool_use_response,
 )
+from tether.tools import guards
 
 AXIO_NAMES = {
     "end_turn": StopReason.END_TURN,
@@ -200,3 +217,230 @@ async def test_check_style_guards_rewrite_and_deny() -> None:
     assert json.loads(results["c1"].text) == {"msg": "PING"}  # rewritten by the guard
     assert results["c2"].is_error and "not that one" in results["c2"].text  # denied
     assert guard.seen == [("echo", {"msg": "ping"}), ("echo", {"msg": "forbidden"})]
+
+
+# --------------------------------------------------------------------------------------------
+# AgentStream made from any async iterator of events, as axio builds it
+
+
+async def events_of(*events: StreamEvent) -> AsyncIterator[StreamEvent]:
+    for event in events:
+        yield event
+
+
+def one_answer(text: str = "Hello world") -> list[StreamEvent]:
+    return [
+        TextDelta(0, text[:5]),
+        TextDelta(0, text[5:]),
+        IterationEnd(1, StopReason.end_turn, Usage(3, 2)),
+        SessionEndEvent(StopReason.end_turn, Usage(3, 2), None, 1),
+    ]
+
+
+async def test_a_stream_of_events_iterates_them_in_order() -> None:
+    events = one_answer()
+    stream = AgentStream(events_of(*events))
+    assert [e async for e in stream] == events
+    assert stream.done and stream.stop_reason is StopReason.end_turn
+    assert stream.usage == Usage(3, 2) and stream.iterations == 1
+    assert await stream.get_final_text() == "Hello world"  # read while they passed
+
+
+async def test_a_stream_of_events_gives_its_answer_and_its_end() -> None:
+    assert await AgentStream(events_of(*one_answer())).get_final_text() == "Hello world"
+    end = await AgentStream(events_of(*one_answer())).get_session_end()
+    assert end == SessionEndEvent(StopReason.end_turn, Usage(3, 2), None, 1)
+
+
+async def test_a_stream_of_events_answers_with_its_last_model_turn() -> None:
+    events: list[StreamEvent] = [
+        TextDelta(0, "Let me look."),
+        ToolUseStart(1, "c1", "echo"),
+        IterationEnd(1, StopReason.tool_use, Usage(1, 1)),
+        ToolResult("c1", "echo", content="x"),
+        TextDelta(0, "It is x."),
+        IterationEnd(2, StopReason.end_turn, Usage(2, 2)),
+        SessionEndEvent(StopReason.end_turn, Usage(3, 3), None, 2),
+    ]
+    assert await AgentStream(events_of(*events)).get_final_text() == "It is x."
+    # text with no turn boundary at all (a hand-made stream) is the answer as it is
+    bare = AgentStream(events_of(TextDelta(0, "a"), TextDelta(0, "b")))
+    assert await bare.get_final_text() == "ab"
+
+
+async def test_an_error_event_is_a_stream_error_from_both_getters() -> None:
+    cause = RuntimeError("the model went away")
+    closed: list[bool] = []
+
+    async def failing() -> AsyncIterator[StreamEvent]:
+        try:
+            yield TextDelta(0, "half")
+            yield Error(cause)
+            yield SessionEndEvent(StopReason.error, Usage(), cause, 1)
+            yield TextDelta(0, "never read")
+        finally:
+            closed.append(True)
+
+    stream = AgentStream(failing())
+    with pytest.raises(StreamError, match="the model went away") as caught:
+        await stream.get_final_text()
+    assert caught.value.__cause__ is cause
+    assert isinstance(caught.value, TetherError)
+    assert closed == [True]  # the iterator was closed at the error
+    with pytest.raises(StreamError):
+        await stream.get_final_text()  # asking again gives the same answer
+    with pytest.raises(StreamError) as again:
+        await AgentStream(failing()).get_session_end()
+    assert again.value.__cause__ is cause
+
+
+async def test_a_stream_without_its_end_event_has_no_session_end() -> None:
+    stream = AgentStream(events_of(TextDelta(0, "cut")))
+    with pytest.raises(StreamError, match="without a SessionEndEvent"):
+        await stream.get_session_end()
+    assert await stream.get_final_text() == "cut"
+
+
+async def test_aclose_closes_the_iterator_given_even_before_reading() -> None:
+    closed: list[str] = []
+
+    async def source() -> AsyncIterator[StreamEvent]:
+        try:
+            yield TextDelta(0, "one")
+            yield TextDelta(0, "two")
+        finally:
+            closed.append("closed")
+
+    started = AgentStream(source())
+    assert await started.__anext__() == TextDelta(0, "one")
+    await started.aclose()
+    assert closed == ["closed"] and started.done
+    assert [e async for e in started] == []
+
+    class Iterator:
+        """An async iterator that is not a generator, with its own ``aclose``."""
+
+        def __init__(self) -> None:
+            self.closed = False
+
+        def __aiter__(self) -> Iterator:
+            return self
+
+        async def __anext__(self) -> StreamEvent:
+            raise StopAsyncIteration
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    plain = Iterator()
+    async with AgentStream(plain):
+        pass
+    assert plain.closed
+
+
+async def test_a_stream_of_events_has_no_context_store() -> None:
+    stream = AgentStream(events_of())
+    with pytest.raises(AttributeError, match="no context store"):
+        _ = stream.context
+
+
+def test_a_stream_needs_an_async_iterator() -> None:
+    with pytest.raises(TypeError, match="async iterator of events, not list"):
+        AgentStream(one_answer())  # type: ignore[arg-type]
+
+
+async def test_an_agents_own_stream_can_be_read_again_as_events() -> None:
+    agent = Agent(system="s", transport=make_stub_transport())
+    wrapped = AgentStream(agent.run_stream("hi"))
+    assert await wrapped.get_final_text() == "Hello world"
+    failing = Agent(system="s", transport=StubTransport([[TextDelta(0, "no end")]]))
+    with pytest.raises(StreamError) as caught:
+        await AgentStream(failing.run_stream("hi")).get_final_text()
+    assert isinstance(caught.value.__cause__, StreamContractError)
+
+
+# --------------------------------------------------------------------------------------------
+# ToolResult as axio constructs it
+
+
+def test_tool_result_content_and_input_have_defaults() -> None:
+    first = ToolResult("c1", "echo")
+    assert (first.is_error, first.content, first.input) == (False, "", {})
+    second = ToolResult(tool_use_id="c2", name="echo", is_error=True)
+    assert second.input == {} and second.input is not first.input  # a fresh dict each time
+    for event in (first, second, ToolResult("c3", "echo", False, "out", {"msg": "hi"})):
+        data = event_to_dict(event)
+        assert event_from_dict(json.loads(json.dumps(data))) == event
+
+
+# --------------------------------------------------------------------------------------------
+# PermissionGuard: the base class axio guards subclass
+
+
+class Upper(PermissionGuard):
+    """Rewrites ``msg`` to upper case; denies ``forbidden``."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, object]]] = []
+
+    async def check(self, tool: Tool, **kwargs: Any) -> dict[str, Any]:
+        self.seen.append((tool.name, dict(kwargs)))
+        if kwargs.get("msg") == "forbidden":
+            raise PermissionError("not that one")
+        return {**kwargs, "msg": str(kwargs["msg"]).upper()}
+
+
+class AllowAll(PermissionGuard):
+    async def check(self, tool: Tool, **kwargs: Any) -> dict[str, Any]:
+        return kwargs
+
+
+def test_permission_guard_is_importable_beside_tethers_guards() -> None:
+    assert tether.PermissionGuard is guards.PermissionGuard is PermissionGuard
+    assert isinstance(Upper(), CheckGuard)
+    with pytest.raises(TypeError, match="abstract"):
+        PermissionGuard()  # type: ignore[abstract]
+
+
+async def guarded_run(guard: PermissionGuard, *msgs: str) -> tuple[MemoryContextStore, str]:
+    """One real Agent run on a scripted model: one echo call per ``msg``, then an answer."""
+    calls = [Call("echo", {"msg": m}, id=f"c{i}") for i, m in enumerate(msgs, start=1)]
+    transport = ScriptedTransport([Reply(tool_calls=calls), Reply("done")])
+    echo = make_echo_tool()
+    guarded = Tool(echo.name, echo.handler, echo.description, schema=echo.schema, guards=[guard])
+    store = MemoryContextStore()
+    answer = await Agent(system="s", transport=transport, tools=[guarded]).run("go", store)
+    return store, answer
+
+
+async def test_a_permission_guard_allows_a_call() -> None:
+    store, answer = await guarded_run(AllowAll(), "ping")
+    assert answer == "done"
+    (result,) = store.messages[2].tool_results
+    assert not result.is_error and json.loads(result.text) == {"msg": "ping"}
+
+
+async def test_a_permission_guard_replaces_the_arguments() -> None:
+    guard = Upper()
+    store, _ = await guarded_run(guard, "ping")
+    (result,) = store.messages[2].tool_results
+    assert json.loads(result.text) == {"msg": "PING"}
+    assert guard.seen == [("echo", {"msg": "ping"})]
+
+
+async def test_a_permission_guard_denial_is_an_error_result_for_the_model() -> None:
+    store, answer = await guarded_run(Upper(), "forbidden", "fine")
+    assert answer == "done"  # nothing crashed; the run went on
+    denied, allowed = store.messages[2].tool_results
+    assert denied.is_error and denied.text == "Tool call denied: not that one"
+    assert not allowed.is_error and json.loads(allowed.text) == {"msg": "FINE"}
+
+
+async def test_a_permission_guard_called_as_a_tether_guard_decides() -> None:
+    tool = make_echo_tool()
+    guard = Upper()
+    assert await guard(ToolCall("c1", "echo", {"msg": "a"}, tool, 1)) == Rewrite({"msg": "A"})
+    assert await guard(ToolCall("c2", "echo", {"msg": "forbidden"}, tool, 1)) == Deny(
+        "not that one"
+    )
+    assert await AllowAll()(ToolCall("c3", "echo", {"msg": "a"}, tool, 1)) is None

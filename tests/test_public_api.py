@@ -79,6 +79,14 @@ def test_design_names_import() -> None:
     )
 
 
+def test_axio_names_import_beside_tethers_own() -> None:
+    from tether import PermissionGuard, StreamError, TetherError
+    from tether.tools.guards import PermissionGuard as FromGuards
+
+    assert FromGuards is PermissionGuard
+    assert issubclass(StreamError, TetherError)
+
+
 def test_dunder_all_is_complete_and_resolvable() -> None:
     for name in tether.__all__:
         assert getattr(tether, name) is not None, name

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ModelStopError,
         RunCancelled,
         StreamContractError,
+        StreamError,
         TetherError,
         ToolArgumentError,
         ToolNotFoundError,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
     from .session import AgentSession, ConversationStore, OutputValidationError, ToolCallContext
     from .stream import AgentStream
     from .tools.decorator import tool
-    from .tools.guards import Allow, CheckGuard, Deny, Guard, Rewrite, ToolCall
+    from .tools.guards import Allow, CheckGuard, Deny, Guard, PermissionGuard, Rewrite, ToolCall
     from .tools.progress import report_progress
     from .tools.selector import ToolSelector, ToolSource
     from .tools.tool import Tool
@@ -103,6 +104,7 @@ __all__ = [
     "ModelRequest",
     "ModelStopError",
     "OutputValidationError",
+    "PermissionGuard",
     "ReasoningBlock",
     "ReasoningDelta",
     "RetryPolicy",
@@ -114,6 +116,7 @@ __all__ = [
     "SteeringInjected",
     "StopReason",
     "StreamContractError",
+    "StreamError",
     "StreamEvent",
     "SystemClock",
     "TetherError",
@@ -178,6 +181,7 @@ _LAZY = {
     "ModelRequest": "middleware",
     "ModelStopError": "errors",
     "OutputValidationError": "session",
+    "PermissionGuard": "tools.guards",
     "ReasoningBlock": "messages",
     "ReasoningDelta": "events",
     "RetryPolicy": "transports.retry",
@@ -189,6 +193,7 @@ _LAZY = {
     "SteeringInjected": "events",
     "StopReason": "types",
     "StreamContractError": "errors",
+    "StreamError": "errors",
     "StreamEvent": "events",
     "SystemClock": "clock",
     "TetherError": "errors",

@@ -3,6 +3,7 @@
 TetherError
 ├── TransportError            a model call failed (``retryable``, ``retry_after``)
 ├── StreamContractError       a transport broke the event-stream contract
+├── StreamError               a stream of events read on its own carried an ``Error`` (axio)
 ├── ModelStopError            the model stopped for a reason that is not an answer
 ├── MaxIterationsError        the loop hit ``max_iterations``
 ├── GuardrailError            an input or output guardrail denied the run
@@ -34,6 +35,7 @@ __all__ = [
     "StoreDamagedError",
     "StoreUnavailableError",
     "StreamContractError",
+    "StreamError",
     "StreamInterruptedError",
     "TetherError",
     "ToolArgumentError",
@@ -97,6 +99,11 @@ class StreamInterruptedError(TransportError):
 
 class StreamContractError(TetherError):
     """A transport's event stream broke the contract (e.g. it ended with no ``IterationEnd``)."""
+
+
+class StreamError(TetherError):
+    """An ``AgentStream`` made from events alone carried an ``Error`` event (its exception is
+    the ``__cause__``) or ended without a ``SessionEndEvent``; axio code catches this name."""
 
 
 class ModelStopError(TetherError):

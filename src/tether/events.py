@@ -108,12 +108,13 @@ class ToolDispatch:
 @dataclass(frozen=True, slots=True)
 class ToolResult:
     """A tool call finished. ``content`` is the full result, before any truncation for the model;
-    ``input`` the arguments the model sent (as in ``ToolDispatch``)."""
+    ``input`` the arguments the model sent (as in ``ToolDispatch``). All but the id and name have
+    defaults, as axio's event has (``input`` a fresh dict each time)."""
 
     tool_use_id: str
     name: str
-    is_error: bool
-    content: ToolResultContent
+    is_error: bool = False
+    content: ToolResultContent = ""
     input: Mapping[str, Any] = field(default_factory=dict)
 
 

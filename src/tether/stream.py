@@ -1,17 +1,25 @@
-"""``AgentStream``: the async iterator a run hands back, plus its final answer and totals."""
+"""``AgentStream``: the async iterator a run hands back, plus its final answer and totals.
+
+An ``Agent`` builds one over its run (the run's state gives the answer, the error, the totals);
+axio code builds one from any async iterator of events (``AgentStream(events)``), and then the
+stream reads those from the events as they pass.
+"""
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterable
+from dataclasses import dataclass, field
 from types import TracebackType
+from typing import cast
 
 from .config import EventCallback
 from .context import ContextStore
-from .events import SessionEndEvent, StreamEvent
+from .errors import StreamError
+from .events import Error, IterationEnd, SessionEndEvent, StreamEvent, TextDelta
 from .loop import RunState
-from .types import StopReason, Usage
+from .types import ZERO_USAGE, StopReason, Usage
 
 __all__ = ["AgentStream", "EventCallback"]
 
@@ -35,14 +43,100 @@ async def observed(
         await events.aclose()
 
 
+@dataclass(slots=True)
+class _Seen:
+    """What a stream built from events alone has carried so far (an ``Agent``'s stream reads
+    its ``RunState`` instead)."""
+
+    turn: list[str] = field(default_factory=list)  # text of the model turn under way
+    final_text: str = ""  # text of the last finished model turn
+    stop_reason: StopReason | None = None
+    usage: Usage = ZERO_USAGE
+    error: BaseException | None = None  # the first ``Error`` event's exception
+    iterations: int = 0
+    done: bool = False
+    end: SessionEndEvent | None = None
+
+    def see(self, event: object) -> None:
+        if isinstance(event, TextDelta):
+            self.turn.append(event.delta)
+        elif isinstance(event, IterationEnd):
+            self.final_text = "".join(self.turn)
+            self.turn.clear()
+            self.usage = self.usage + event.usage
+            self.iterations = max(self.iterations, event.iteration)
+        elif isinstance(event, Error):
+            if self.error is None:
+                self.error = event.exception
+        elif isinstance(event, SessionEndEvent):
+            self.end = event
+            self.stop_reason = event.stop_reason
+            self.usage = event.total_usage
+            self.iterations = event.iterations or self.iterations
+
+    def failure(self) -> StreamError | None:
+        """The ``StreamError`` to raise for the ``Error`` these events carried, if any."""
+        if self.error is None:
+            return None
+        failure = StreamError(f"the stream carried an error: {self.error!r}")
+        failure.__cause__ = self.error
+        return failure
+
+    def answer(self) -> str:
+        """The last model turn's text (text after the last ``IterationEnd``, when there is some,
+        is a turn the stream did not close)."""
+        return "".join(self.turn) if self.turn else self.final_text
+
+
+async def _tracked(
+    source: AsyncIterable[StreamEvent], seen: _Seen
+) -> AsyncGenerator[StreamEvent, None]:
+    """``source``'s events, each noted in ``seen`` before it is passed on."""
+    try:
+        async for event in source:
+            seen.see(event)
+            yield event
+    finally:
+        seen.done = True
+        await _close(source)
+
+
+async def _close(source: object) -> None:
+    """Close ``source`` if it can be closed (async generators and iterators with ``aclose``)."""
+    close = getattr(source, "aclose", None)
+    if close is not None:
+        await close()
+
+
 class AgentStream:
-    """The events of one run, in order; ``await get_final_text()`` runs it to the end."""
+    """The events of one run, in order; ``await get_final_text()`` runs it to the end.
 
-    __slots__ = ("_events", "_state")
+    ``AgentStream(events)`` reads any async iterator of events on its own (as axio's does):
+    ``get_final_text()`` and ``get_session_end()`` then raise ``StreamError`` when the events
+    carried an ``Error``. The stream an ``Agent`` returns raises the run's own error instead
+    (as ``run`` does) and reports a run that was stopped early by its ``SessionEndEvent``.
+    """
 
-    def __init__(self, events: AsyncGenerator[StreamEvent, None], state: RunState) -> None:
-        self._events = events
-        self._state = state
+    __slots__ = ("_events", "_source", "_state")
+
+    def __init__(
+        self,
+        events: AsyncGenerator[StreamEvent, None] | AsyncIterable[StreamEvent],
+        state: RunState | None = None,
+    ) -> None:
+        self._source: AsyncIterable[StreamEvent] | None = None
+        if state is not None:  # an Agent's run: its state says how it went
+            self._events = cast("AsyncGenerator[StreamEvent, None]", events)
+            self._state: RunState | _Seen = state
+            return
+        if not isinstance(events, AsyncIterable):
+            raise TypeError(
+                f"AgentStream takes an async iterator of events, not {type(events).__name__}"
+            )
+        seen = _Seen()
+        self._events = _tracked(events, seen)
+        self._state = seen
+        self._source = events
 
     def __aiter__(self) -> AsyncGenerator[StreamEvent, None]:
         return self._events
@@ -51,28 +145,58 @@ class AgentStream:
         return await self._events.__anext__()
 
     async def get_final_text(self) -> str:
-        """Consume the rest of the run; return the final answer or raise the error that ended it."""
+        """Consume the rest of the run; return the final answer or raise the error that ended it
+        (``StreamError`` from it, for a stream made from events alone)."""
+        state = self._state
+        if isinstance(state, _Seen):
+            await self._until_error(state)
+            failure = state.failure()
+            if failure is not None:
+                raise failure
+            return state.answer()
         async for _ in self._events:
             pass
-        if self._state.error is not None:
-            raise self._state.error
-        return self._state.final_text
+        if state.error is not None:
+            raise state.error
+        return state.final_text
 
     async def get_session_end(self) -> SessionEndEvent:
         """Consume the rest of the run; return its ``SessionEndEvent`` (the error, if any, is on
-        it rather than raised)."""
+        it rather than raised). A stream made from events alone raises ``StreamError`` when
+        they carried an ``Error``, or ended without a ``SessionEndEvent``."""
+        state = self._state
+        if isinstance(state, _Seen):
+            await self._until_error(state)
+            failure = state.failure()
+            if failure is not None:
+                raise failure
+            if state.end is None:
+                raise StreamError("the stream ended without a SessionEndEvent")
+            return state.end
         async for _ in self._events:
             pass
-        end = self._state.end
+        end = state.end
         if end is None:  # closed or cancelled before the run could end by itself
-            state = self._state
             stop = state.stop_reason or StopReason.CANCELLED
             end = SessionEndEvent(stop, state.usage, state.error, state.iterations)
         return end
 
+    async def _until_error(self, seen: _Seen) -> None:
+        """Read the events to their end, or to an ``Error`` (then the stream is closed)."""
+        if seen.error is None:
+            async for _ in self._events:
+                if seen.error is not None:
+                    break
+        if seen.error is not None:
+            await self.aclose()
+
     async def aclose(self) -> None:
-        """Stop the run; the context is left valid (interrupted calls get error results)."""
+        """Stop the run; the context is left valid (interrupted calls get error results). A
+        stream made from events closes the iterator it was given (if it has ``aclose``)."""
         await self._events.aclose()
+        if self._source is not None:  # also when iteration never began (no ``finally`` ran)
+            self._state.done = True
+            await _close(self._source)
 
     async def __aenter__(self) -> AgentStream:
         return self
@@ -87,8 +211,11 @@ class AgentStream:
 
     @property
     def context(self) -> ContextStore:
-        """The store this run appends to."""
-        return self._state.context
+        """The store this run appends to (a stream made from events alone has none)."""
+        state = self._state
+        if isinstance(state, _Seen):
+            raise AttributeError("an AgentStream made from events alone has no context store")
+        return state.context
 
     @property
     def usage(self) -> Usage:

@@ -2,7 +2,8 @@
 
 A guard is any callable taking a ``ToolCall`` and returning (or awaiting to) ``Allow``,
 ``Deny(reason)``, ``Rewrite(arguments)`` or ``None`` (same as allow); or, as in axio, an object
-whose ``check(tool, **arguments)`` returns the arguments to use and raises to deny. A denial's
+whose ``check(tool, **arguments)`` returns the arguments to use and raises to deny
+(``PermissionGuard`` is that kind's base class, for axio code that subclasses it). A denial's
 reason is what the model sees; a rewrite replaces the arguments the rest of the chain and the
 handler get. The same decision types serve the agent's input and output guardrails.
 """
@@ -10,11 +11,12 @@ handler get. The same decision types serve the agent's input and output guardrai
 from __future__ import annotations
 
 import inspect
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .decisions import Allow, Deny, GuardDecision, Rewrite
-from .tool import CheckGuard, Guard, ToolCall
+from .tool import CheckGuard, Guard, Tool, ToolCall
 
 __all__ = [
     "Allow",
@@ -22,10 +24,30 @@ __all__ = [
     "Deny",
     "Guard",
     "GuardDecision",
+    "PermissionGuard",
     "Rewrite",
     "ToolCall",
     "run_guards",
 ]
+
+
+class PermissionGuard(ABC):
+    """Base of axio-style guards: define ``async check(tool, **kwargs)`` to return the arguments
+    the call goes on with (changed or not; None keeps them) and to raise to deny it, the
+    exception's text then being the model's error result ("Tool call denied: ...").
+
+    A subclass works wherever a tether guard does (``Tool(guards=...)``, ``Agent(guards=...)``),
+    and calling it with a ``ToolCall`` gives the tether decision (``Deny``, ``Rewrite``, None).
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    async def check(self, tool: Tool, **kwargs: Any) -> Mapping[str, Any] | None:
+        """The arguments to go on with; raise to deny the call."""
+
+    async def __call__(self, call: ToolCall) -> GuardDecision:
+        return await _check_style(self.check, call)
 
 
 async def run_guards(guards: Iterable[Guard], call: ToolCall) -> ToolCall | Deny:

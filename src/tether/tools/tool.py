@@ -36,7 +36,7 @@ class CheckGuard(Protocol):
     """An axio-style guard: ``check(tool, **arguments)`` returns the arguments to use (possibly
     changed) and raises to deny."""
 
-    def check(self, tool: Tool, /, **arguments: Any) -> Any:
+    def check(self, tool: Tool, **arguments: Any) -> Any:
         """The arguments to go on with (or an awaitable of them); raise to deny the call."""
         ...
 
