@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 
 import pytest
@@ -38,7 +39,9 @@ def test_to_content_keeps_text_and_images_and_encodes_the_rest() -> None:
     assert to_content([TextBlock("t"), img]) == (TextBlock("t"), img)
     assert to_content({"a": [1, 2]}) == '{"a": [1, 2]}'
     assert to_content(None) == "null"
-    assert to_content(Point(1, 2)) == '"Point(x=1, y=2)"'  # falls back to str via default=str
+    assert to_content(Point(1, 2)) == '{"x": 1, "y": 2}'  # a dataclass as its fields
+    assert to_content([Point(1, 2)]) == '[{"x": 1, "y": 2}]'
+    assert to_content(Point) == json.dumps(str(Point))  # anything else falls back to str
 
     class Model:
         def model_dump_json(self) -> str:

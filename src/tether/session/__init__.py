@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from .chat import ChatClient, ChatClientTransport
 from .door import AgentSession, OutputValidationError, ToolErrorFormatter
 from .hooks import DENIED, ApproveTool, OnTool, ToolCallContext
 from .snapshot import ConversationSnapshot, ConversationStore, SnapshotError
+from .state import ConversationState
 
 __all__ = [
     "DENIED",
     "AgentSession",
     "ApproveTool",
+    "ChatClient",
+    "ChatClientTransport",
     "ConversationSnapshot",
+    "ConversationState",
     "ConversationStore",
     "OnTool",
     "OutputValidationError",

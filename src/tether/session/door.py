@@ -23,9 +23,11 @@ from ..messages import Message, TextBlock, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import CompletionTransport
 from ..types import ZERO_USAGE, Usage
+from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
 from .output import OutputSpec
 from .snapshot import ConversationStore, read_snapshot, snapshot_of
+from .state import ConversationState
 from .tools import SessionTools
 
 __all__ = ["AgentSession", "OutputValidationError", "ToolErrorFormatter"]
@@ -48,14 +50,16 @@ class OutputValidationError(TetherError):
 class AgentSession:
     """A conversation with a model and its tools, kept between ``send``/``stream`` calls.
 
-    ``client`` is a transport or a model string (``"openai:gpt-4.1"``, ``"local"``, ...);
-    ``mcp_tools`` takes ``McpTool`` definitions and MCP server transports. Use ``async with``:
-    entering connects the servers, leaving closes them in reverse order.
+    ``client`` is a transport, a model string (``"openai:gpt-4.1"``, ``"local"``, ...) or
+    padwan-ai's kind of client (anything with ``stream_chat(messages, tools)``, see
+    ``tether.session.chat``); ``mcp_tools`` takes ``McpTool`` definitions and MCP server
+    transports. Use ``async with``: entering enters a ``stream_chat`` client that is an async
+    context manager, then connects the servers; leaving closes them in reverse order.
     """
 
     def __init__(
         self,
-        client: CompletionTransport | str,
+        client: CompletionTransport | ChatClient | str,
         system: str | None = None,
         mcp_tools: Sequence[Any] = (),
         max_tool_rounds: int | None = 5,
@@ -77,6 +81,8 @@ class AgentSession:
             raise ValueError(f"execution must be 'sequential' or 'parallel', got {execution!r}")
         self.client = _transport(client)
         self._owns_client = isinstance(client, str)  # made here from a model string: closed here
+        # padwan's clients live with the session; a transport given is left to its owner
+        self._client_scope: Any = client if _is_chat_scope(client) else None
         self.system = system
         self.max_tool_rounds = max_tool_rounds
         self.output_retries = output_retries
@@ -88,7 +94,7 @@ class AgentSession:
         self._tools = SessionTools(_local_tools(mcp_tools), _servers(mcp_tools))
         self._context: ContextStore = MemoryContextStore(session_id=self.session_id)
         self._messages: list[Message] = []
-        self._pending: Awaitable[Any] | None = None  # a snapshot an async store still has to give
+        self._pending: Awaitable[None] | None = None  # restoring what an async store gives
         self._exits: AsyncExitStack | None = None
         self._in_flight = InFlight()
         self._hooks = ToolHooks(on_tool, approve_tool) if on_tool or approve_tool else None
@@ -123,23 +129,37 @@ class AgentSession:
         store: Any,
         session_id: str | None = None,
         model: str | None = None,
-        client: CompletionTransport | str | None = None,
+        client: CompletionTransport | ChatClient | str | None = None,
         **options: Any,
     ) -> AgentSession:
         """A session resumed from ``store`` (its system prompt and whole history); without a
-        ``session_id``, a fresh session wired to ``store``."""
-        if (model is None) == (client is None):
-            raise TypeError("AgentSession.load takes exactly one of model= or client=")
+        ``session_id``, or with one the store does not know (its ``load`` raises ``KeyError``,
+        another ``LookupError`` or ``FileNotFoundError``), a fresh session under that id, wired
+        to ``store``. Any other error of the store's propagates."""
+        if model is not None and client is not None:
+            raise ValueError("AgentSession.load takes model= or client=, not both")
         given = client if client is not None else model
-        assert given is not None
+        if given is None:
+            raise TypeError("AgentSession.load takes exactly one of model= or client=")
         session = cls(given, store=store, session_id=session_id, **options)
         if session_id is not None and isinstance(store, ConversationStore) and not _opens(store):
-            loaded = store.load(session_id)
+            try:
+                loaded = store.load(session_id)
+            except _UNKNOWN:
+                return session
             if inspect.isawaitable(loaded):
-                session._pending = loaded
+                session._pending = session._resume(loaded)
             else:
                 session._restore(loaded)
         return session
+
+    async def _resume(self, loaded: Awaitable[Any]) -> None:
+        """Restore what an async store gives, once it gives it (nothing if it has no such id)."""
+        try:
+            data = await loaded
+        except _UNKNOWN:
+            return
+        self._restore(data)
 
     def _restore(self, data: Any) -> None:
         system, messages = read_snapshot(data, self.session_id)
@@ -155,6 +175,8 @@ class AgentSession:
         exits = AsyncExitStack()
         await exits.__aenter__()
         try:
+            if self._client_scope is not None:
+                await exits.enter_async_context(self._client_scope)
             for server in self._tools.servers:
                 await exits.enter_async_context(server)
                 await server.ping()
@@ -190,7 +212,7 @@ class AgentSession:
     async def _open_store(self) -> None:
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            self._restore(await pending)
+            await pending
         if not self._opened or self._stale:
             self._context = await self.store.open(self.session_id)
             self._messages = await self._context.get_history()
@@ -202,6 +224,11 @@ class AgentSession:
     def messages(self) -> list[Message]:
         """The whole conversation (tool calls and full results included), oldest first."""
         return list(self._messages)
+
+    @property
+    def state(self) -> ConversationState:
+        """The system prompt and the whole conversation, as one frozen value."""
+        return ConversationState(self.system, tuple(self._messages))
 
     @overload
     async def send(self, user_input: str | Message, *, output: None = None) -> str: ...
@@ -355,16 +382,32 @@ class AgentSession:
         return text
 
 
-def _transport(client: CompletionTransport | str) -> CompletionTransport:
+_UNKNOWN = (LookupError, FileNotFoundError)  # a snapshot store's load, of an id it does not know
+
+
+def _transport(client: CompletionTransport | ChatClient | str) -> CompletionTransport:
     if isinstance(client, str):
         from ..providers import transport  # noqa: PLC0415 - a door loads on demand
 
         return transport(client)
+    if callable(getattr(client, "stream_chat", None)):
+        return ChatClientTransport(cast(ChatClient, client))
     if not callable(getattr(client, "stream", None)):
         raise TypeError(
-            f"client must be a transport (with .stream) or a model string, got {client!r}"
+            "client must be a transport (with .stream), a client with .stream_chat or a model "
+            f"string, got {client!r}"
         )
-    return client
+    return cast(CompletionTransport, client)
+
+
+def _is_chat_scope(client: Any) -> bool:
+    """A ``stream_chat`` client that is an async context manager (entered with the session)."""
+    kind = type(client)
+    return (
+        callable(getattr(client, "stream_chat", None))
+        and hasattr(kind, "__aenter__")
+        and hasattr(kind, "__aexit__")
+    )
 
 
 def _local_tools(items: Sequence[Any]) -> list[Tool]:
