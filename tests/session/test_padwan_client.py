@@ -389,6 +389,14 @@ async def test_loading_an_id_an_async_store_does_not_know_starts_fresh_under_it(
     assert [m["role"] for m in store.saved["s9"]["messages"]] == ["user", "assistant"]
 
 
+async def test_any_lookup_error_of_the_store_means_not_known() -> None:
+    store = DictStore(LookupError("no such conversation"))
+    async with AgentSession.load(
+        client=FakeClient(Turn(["hi"])), store=store, session_id="gone"
+    ) as session:
+        assert session.messages == [] and session.session_id == "gone"
+
+
 async def test_other_store_errors_still_propagate(tmp_path: Path) -> None:
     with pytest.raises(PermissionError):
         async with AgentSession.load(
