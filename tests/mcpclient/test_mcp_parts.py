@@ -1,5 +1,5 @@
 """The MCP client's parts on their own: fitted names, bounded lines, schema checks, secrets
-blanked, the bounded stderr tail."""
+blanked, the bounded stderr tail, the tool catalog's refresh."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import json
 import os
 import re
 
+from tether import Tool
+from tether.mcp.catalog import ToolCatalog
 from tether.mcp.lines import Lines, Oversize
+from tether.mcp.listing import Listing
 from tether.mcp.names import MAX_NAME, fitted
 from tether.mcp.redact import REDACTED, scrub, secret_args, secret_env
 from tether.mcp.schemacheck import schema_problem
@@ -96,3 +99,38 @@ async def test_stderr_keeps_only_a_bounded_tail() -> None:
     assert "line 199" in tail.text(chars=2000)
     assert len(tail.text(chars=1_000_000)) <= 4096
     tail.close()
+
+
+async def test_a_refresh_reads_the_list_now_and_again_if_it_changed_meanwhile() -> None:
+    lists = [["a"], ["a", "b"], ["a", "b", "c"]]
+    reads: list[asyncio.Event] = []
+    heard: list[list[str]] = []
+
+    async def read() -> Listing:
+        go = asyncio.Event()
+        reads.append(go)
+        await go.wait()
+        names = lists[len(reads) - 1]
+        return Listing([Tool(n, lambda: "x", schema={"type": "object"}) for n in names])
+
+    catalog = ToolCatalog(
+        read, 5.0, lambda: None, "t", lambda ts: heard.append([t.name for t in ts])
+    )
+    catalog.refresh()
+    await asyncio.sleep(0)
+    catalog.refresh()  # changed again while the first reading is under way
+    reads[0].set()
+    for _ in range(100):
+        if len(reads) == 2:
+            break
+        await asyncio.sleep(0)
+    assert len(reads) == 2 and heard == [["a"]]
+    reads[1].set()
+    for _ in range(100):
+        if len(heard) == 2:
+            break
+        await asyncio.sleep(0)
+    assert heard == [["a"], ["a", "b"]] and not catalog.stale
+    await asyncio.sleep(0.01)
+    assert len(reads) == 2  # nothing changed since: no third reading
+    await catalog.close()

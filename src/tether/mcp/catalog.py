@@ -20,10 +20,12 @@ log = logging.getLogger("tether.mcp")
 
 class ToolCatalog:
     """The tools of one server: ``current()`` for callers, ``invalidate()`` when the list may
-    have changed, ``accept()`` for a list read elsewhere, ``close()`` to stop reading.
+    have changed, ``refresh()`` to read it again now, ``accept()`` for a list read elsewhere,
+    ``close()`` to stop reading.
 
     ``read()`` reads the list (raising what went wrong); ``settled()`` is told each time a
-    reading ends, well or not; ``name`` names the server in log lines."""
+    reading ends, well or not; ``listed(tools)`` of each list taken; ``name`` names the server
+    in log lines."""
 
     def __init__(
         self,
@@ -31,6 +33,7 @@ class ToolCatalog:
         budget: float,
         settled: Callable[[], None],
         name: str,
+        listed: Callable[[list[Tool]], None] | None = None,
     ) -> None:
         self.budget = budget
         self.tools: list[Tool] = []
@@ -38,10 +41,12 @@ class ToolCatalog:
         self.failure: str | None = None  # why the last good list is all there is
         self._read = read
         self._settled = settled
+        self._listed = listed
         self._name = name
         self._wanted = 1  # bumped by invalidate(); a list is fresh when read for the latest
         self._have = 0
         self._task: asyncio.Task[None] | None = None
+        self._follow = False  # refresh() asked: a list that changed during a reading is read again
         self._began = 0.0
 
     @property
@@ -62,16 +67,27 @@ class ToolCatalog:
         its budget; else the last good list (``failure`` says why)."""
         if not self.stale:
             return self.tools
-        task = self._task
-        if task is None:
-            task = self._task = asyncio.create_task(self._reading(), name="tether-mcp-tools")
-            self._began = asyncio.get_running_loop().time()
+        task = self._start()
         left = self._began + self.budget - asyncio.get_running_loop().time()
         if left > 0:
             await asyncio.wait((task,), timeout=left)  # the reading goes on after a timeout
         if not task.done() and self.failure is None:
             self._fail(f"tools/list has not answered within {self.budget:g} s")
         return self.tools
+
+    def refresh(self) -> None:
+        """The list changed: read it again now, in the background (a reading under way
+        serves), so that ``listed`` hears of the new list without waiting for a caller."""
+        self.invalidate()
+        self._follow = True
+        self._start()
+
+    def _start(self) -> asyncio.Task[None]:
+        task = self._task
+        if task is None:
+            task = self._task = asyncio.create_task(self._reading(), name="tether-mcp-tools")
+            self._began = asyncio.get_running_loop().time()
+        return task
 
     async def close(self) -> None:
         """Stop a reading still under way."""
@@ -82,7 +98,8 @@ class ToolCatalog:
                 await task
 
     async def _reading(self) -> None:
-        wanted = self._wanted
+        wanted, self._follow = self._wanted, False
+        read = False
         try:
             listing = await self._read()
         except asyncio.CancelledError:
@@ -91,9 +108,12 @@ class ToolCatalog:
             self._fail(str(exc) or type(exc).__name__)
         else:
             self._take(listing, wanted)
+            read = True
         finally:
             self._task = None
         self._settled()
+        if read and self._follow and self.stale:
+            self._start()  # it changed again while this reading was under way
 
     def _take(self, listing: Listing, wanted: int) -> None:
         if listing.problems and listing.problems != self.problems:
@@ -101,6 +121,8 @@ class ToolCatalog:
                 log.warning("MCP server %r: %s", self._name, problem)
         self.tools, self.problems, self.failure = list(listing.tools), listing.problems, None
         self._have = wanted
+        if self._listed is not None:
+            self._listed(self.tools)
 
     def _fail(self, reason: str) -> None:
         if reason != self.failure:

@@ -26,7 +26,9 @@ from .catalog import ToolCatalog
 from .connection import Connection, first_cause
 from .content import result_content
 from .listing import Listing, read_listing
+from .prefix import prefix_of
 from .redact import scrub
+from .tool import McpTool
 
 __all__ = ["McpError", "McpServer"]
 
@@ -52,10 +54,12 @@ class McpError(TetherError):
 class McpServer:
     """A connection to one MCP server, usable as a tool source once entered (``async with``).
 
-    ``prefix`` names the server's tools when another source already offers the same name;
-    ``timeout`` bounds every call, ``connect_timeout`` every (re)connection, ``list_timeout``
-    how long a caller waits for a tool list being read again before it gets the last one.
-    ``degraded`` says what is wrong with the tools offered, if anything.
+    ``prefix`` names the server's tools when their names collide with another source's (letters,
+    digits, ``_`` and ``-`` only); ``timeout`` bounds every call, ``connect_timeout`` every
+    (re)connection, ``list_timeout`` how long a caller waits for a tool list being read again
+    before it gets the last one. ``degraded`` says what is wrong with the tools offered, if
+    anything. As padwan-ai's transports: ``tools`` (the current list as ``McpTool``
+    definitions, one list refreshed in place), ``is_open`` and ``label``.
     """
 
     def __init__(
@@ -63,12 +67,15 @@ class McpServer:
     ) -> None:
         if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
-        self.prefix = prefix
+        self.prefix = prefix_of(prefix)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.revision = 0  # moves whenever the tool list may have changed
         self._connection: Connection | None = None
-        self._catalog = ToolCatalog(self._read_tools, list_timeout, self._settled, prefix)
+        self._definitions: list[McpTool] = []
+        self._catalog = ToolCatalog(
+            self._read_tools, list_timeout, self._settled, self.prefix, self._mirror
+        )
         self._dropped: list[str] = []  # tools the connection took out of the list being read
         self._entered = False
         self._lock: asyncio.Lock | None = None
@@ -90,11 +97,25 @@ class McpServer:
         """What the server said on its way out (a stdio server's stderr), if anything."""
         return ""
 
+    @property
+    def label(self) -> str:
+        """The server as configured, for people (logs, notices): a command line or a URL,
+        with what looks like a credential left out."""
+        raise NotImplementedError
+
+    def _named_itself(self, name: str) -> None:
+        """The server gave ``name`` as its own on connecting (a kind of server may use it)."""
+
     # -- entering and leaving ---------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
         await self._connect()
         self._entered = True
+        try:
+            await self._catalog.current()  # ``tools`` filled, waiting at most ``list_timeout``
+        except BaseException:  # cancelled while listing: nothing is left open
+            await self.__aexit__(None, None, None)
+            raise
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -103,6 +124,19 @@ class McpServer:
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.close()
+
+    @property
+    def is_open(self) -> bool:
+        """Entered (``async with``) and not yet left."""
+        return self._entered
+
+    @property
+    def tools(self) -> list[McpTool]:
+        """The server's current tools as ``McpTool`` definitions (``name``, ``description``,
+        ``input_schema``; ``await handler(args)`` calls the server and gives its
+        ``ToolResultBlock``). Always the same list, refreshed in place after each listing and
+        when the server says its list changed; empty until entered."""
+        return self._definitions
 
     @property
     def connected(self) -> bool:
@@ -184,6 +218,25 @@ class McpServer:
         self._catalog.invalidate()
         self.revision += 1
 
+    def _announced(self) -> None:
+        """The server said its tool list changed: read it again now, for ``tools``."""
+        if self._entered:
+            self.revision += 1
+            self._catalog.refresh()
+        else:
+            self._changed()
+
+    def _mirror(self, tools: list[Tool]) -> None:
+        self._definitions[:] = [self._definition(t) for t in tools]
+
+    def _definition(self, tool: Tool) -> McpTool:
+        remote = getattr(tool, "remote", tool.name)
+
+        async def call(args: dict[str, Any]) -> ToolResultBlock:
+            return await self.call(remote, args)
+
+        return McpTool(tool.name, tool.description, tool.schema or {}, call)
+
     def _settled(self) -> None:
         self.revision += 1  # a reading ended: a loop that cached the last list asks again
 
@@ -260,7 +313,7 @@ class McpServer:
         raise McpError(f"{failure} (gave up after {len(_RECONNECT_DELAYS)} reconnection attempts)")
 
     async def _connect(self) -> Any:
-        connection = Connection(self._transport, self._changed, self._drop)
+        connection = Connection(self._transport, self._announced, self._drop)
         try:
             client = await connection.open(self.connect_timeout)
         except TimeoutError:
@@ -273,6 +326,12 @@ class McpServer:
                 self._said(f"{self.describe()} failed to start: {type(reason).__name__}: {reason}")
             ) from None
         self._connection = connection
+        try:
+            name = client.server_info.name
+        except Exception:  # an anonymous server, or a session that says nothing of it
+            name = None
+        if isinstance(name, str) and name.strip():
+            self._named_itself(name)
         return client
 
     def _said(self, message: str) -> str:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .child import child_streams
-from .redact import secret_args, secret_env
+from .prefix import command_prefix
+from .redact import scrub, secret_args, secret_env
 from .server import McpServer
 from .stderr import StderrTail
 
@@ -19,7 +20,9 @@ class McpStdio(McpServer):
     """``command args...`` as an MCP server. The child gets a minimal environment (``HOME``,
     ``PATH``, ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``; the last 64 KB of its
     stderr are kept so a failure can quote its last lines (with the values of ``env`` and what
-    looks like a credential in ``args`` blanked); whatever it starts ends with the session."""
+    looks like a credential in ``args`` blanked); whatever it starts ends with the session.
+    Its ``prefix`` is ``name``, else the package or script a launcher runs (``npx -y
+    @scope/server-x@1`` is ``server-x``), else the command's name."""
 
     def __init__(
         self,
@@ -37,7 +40,8 @@ class McpStdio(McpServer):
             raise ValueError("McpStdio needs a command")
         if isinstance(args, str):
             raise TypeError("McpStdio args must be a list of strings, not one string")
-        super().__init__(name or Path(command).name, timeout, connect_timeout, list_timeout)
+        prefix = name if name is not None else command_prefix(command, args)
+        super().__init__(prefix, timeout, connect_timeout, list_timeout)
         self.command = command
         self.args = list(args)
         self.env = dict(env or {})
@@ -50,6 +54,11 @@ class McpStdio(McpServer):
 
     def __repr__(self) -> str:
         return f"McpStdio({self.command!r}, name={self.prefix!r})"
+
+    @property
+    def label(self) -> str:
+        """The command line as configured, what looks like a credential in it blanked."""
+        return scrub(" ".join([self.command, *self.args]), secret_args(self.args))
 
     def _transport(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
         self._stderr = StderrTail()  # this process's own

@@ -9,13 +9,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .limits import MAX_MESSAGE
+from .prefix import prefix_of
 from .server import McpServer
 
 __all__ = ["McpStreamable"]
 
 
 class McpStreamable(McpServer):
-    """The MCP server at ``url``; ``token`` is sent as a bearer token, ``headers`` as given."""
+    """The MCP server at ``url``; ``token`` is sent as a bearer token, ``headers`` as given.
+    Its ``prefix`` is ``name``, else the name the server gives itself on connecting, else its
+    host (``mcp.example.com`` is ``mcp_example_com``)."""
 
     def __init__(
         self,
@@ -33,7 +36,10 @@ class McpStreamable(McpServer):
             raise ValueError(f"McpStreamable needs an http(s) URL, got {url!r}")
         if parts.username or parts.password:
             raise ValueError("McpStreamable: put credentials in token= or headers=, not the URL")
-        super().__init__(name or parts.hostname, timeout, connect_timeout, list_timeout)
+        super().__init__(
+            name if name is not None else parts.hostname, timeout, connect_timeout, list_timeout
+        )
+        self._named = name is not None
         self.url = url
         self.headers = dict(headers or {})
         self._token = token
@@ -44,6 +50,16 @@ class McpStreamable(McpServer):
 
     def __repr__(self) -> str:
         return f"McpStreamable({self.url!r}, token={'***' if self._token else None})"
+
+    @property
+    def label(self) -> str:
+        """The URL as configured, without its query (which may hold a key)."""
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+    def _named_itself(self, name: str) -> None:
+        if not self._named:
+            self.prefix = prefix_of(name)
 
     def _transport(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
         return _http(self.url, self._request_headers(), self.connect_timeout, self.timeout)
