@@ -45,7 +45,7 @@ async def test_a_long_name_listed_twice_never_breaks_a_turn(
     assert texts(session.messages) == ['{"n": 1}']  # the server got the call by its own name
 
 
-async def test_a_server_tool_named_like_a_local_tool_gets_a_prefixed_name_that_fits(
+async def test_a_server_with_a_tool_named_like_a_local_one_prefixes_names_that_fit(
     hostile: tuple[list[str], Path],
 ) -> None:
     command, _ = hostile
@@ -60,10 +60,10 @@ async def test_a_server_tool_named_like_a_local_tool_gets_a_prefixed_name_that_f
     theirs = offered[3:]
     assert all(PROVIDER_NAME.fullmatch(n) for n in theirs), theirs
     assert len(theirs) == len(set(theirs)) == 10
-    assert "hostile__double" in theirs
-    (long,) = [n for n in theirs if "ttt" in n]  # cut to fit, so no longer the local name
-    (mid,) = [n for n in theirs if "mmm" in n]  # prefixed, then cut to fit
-    assert long.startswith("ttt") and mid.startswith("hostile__mmm")
+    assert "hostile__double" in theirs and "hostile__echo" in theirs  # all its tools prefixed
+    (long,) = [n for n in theirs if "ttt" in n]
+    (mid,) = [n for n in theirs if "mmm" in n]
+    assert long.startswith("hostile__ttt") and mid.startswith("hostile__mmm")  # cut to fit
     assert model.requests[1].tool_names == offered  # the same names every round
 
 

@@ -18,7 +18,6 @@ from ..context import ContextStore, MemoryContextStore, new_session_id
 from ..early import CompleteCalls
 from ..errors import ConflictError, MaxIterationsError, TetherError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
-from ..mcp.tool import McpTool
 from ..messages import Message, TextBlock, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import CompletionTransport
@@ -91,7 +90,7 @@ class AgentSession:
         self.store = store
         self.last_usage: Usage = ZERO_USAGE
         self.total_usage: Usage = ZERO_USAGE
-        self._tools = SessionTools(_local_tools(mcp_tools), _servers(mcp_tools))
+        self._tools = SessionTools(mcp_tools)  # the user's list, read again every round
         self._context: ContextStore = MemoryContextStore(session_id=self.session_id)
         self._messages: list[Message] = []
         self._pending: Awaitable[None] | None = None  # restoring what an async store gives
@@ -177,13 +176,7 @@ class AgentSession:
         try:
             if self._client_scope is not None:
                 await exits.enter_async_context(self._client_scope)
-            for server in self._tools.servers:
-                await exits.enter_async_context(server)
-                await server.ping()
-                if self.on_mcp_connect is not None:
-                    done = self.on_mcp_connect(server)
-                    if inspect.isawaitable(done):
-                        await done
+            await self._tools.enter(exits, self.on_mcp_connect)
             await self._open_store()
         except BaseException:
             try:
@@ -408,28 +401,6 @@ def _is_chat_scope(client: Any) -> bool:
         and hasattr(kind, "__aenter__")
         and hasattr(kind, "__aexit__")
     )
-
-
-def _local_tools(items: Sequence[Any]) -> list[Tool]:
-    tools: list[Tool] = []
-    for item in items:
-        if isinstance(item, McpTool):
-            tools.append(item.as_tool())
-        elif isinstance(item, Tool):
-            tools.append(item)
-        elif not _is_server(item):
-            raise TypeError(
-                f"mcp_tools takes McpTool, Tool, McpStdio and McpStreamable items, got {item!r}"
-            )
-    return tools
-
-
-def _servers(items: Sequence[Any]) -> list[Any]:
-    return [item for item in items if _is_server(item)]
-
-
-def _is_server(item: Any) -> bool:
-    return all(hasattr(item, name) for name in ("__aenter__", "__aexit__", "ping", "list_tools"))
 
 
 def _opens(store: Any) -> bool:
