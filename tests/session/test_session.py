@@ -588,16 +588,22 @@ async def test_tool_lists_are_read_each_round_and_collisions_get_a_prefix() -> N
     b.tools = [echo_tool("B"), Tool("install", install)]
     model = ScriptedTransport(
         [
-            Reply(tool_calls=[Call("search", {"q": "x"}), Call("beta__search", {"q": "y"})]),
-            Reply(tool_calls=[Call("install", {"q": ""})]),
-            Reply(tool_calls=[Call("fresh", {})]),
+            Reply(tool_calls=[Call("alpha__search", {"q": "x"}), Call("beta__search", {"q": "y"})]),
+            Reply(tool_calls=[Call("beta__install", {"q": ""})]),
+            Reply(tool_calls=[Call("beta__fresh", {})]),
             Reply("done"),
         ]
     )
     async with AgentSession(model, mcp_tools=[a, b]) as session:
         await session.send("go")
-    assert model.requests[0].tool_names == ["search", "beta__search", "install"]
-    assert model.requests[2].tool_names == ["search", "beta__search", "install", "fresh"]
+    # both servers offer `search`: every tool of each gets its server's prefix
+    assert model.requests[0].tool_names == ["alpha__search", "beta__search", "beta__install"]
+    assert model.requests[2].tool_names == [
+        "alpha__search",
+        "beta__search",
+        "beta__install",
+        "beta__fresh",
+    ]
     texts = [r.text for r in results_of(session.messages[2])]
     assert texts == ["A:x", "B:y"]
     assert results_of(session.messages[6])[0].text == "new tool"
