@@ -23,7 +23,6 @@ __all__ = [
     "exception_message",
     "interrupted_result",
     "not_run_result",
-    "reduce_mcp_result",
     "results_message",
     "to_content",
     "truncate_result",
@@ -97,63 +96,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return list(value)
     return str(value)
-
-
-_MCP_FIELDS = frozenset(("content", "isError", "structuredContent", "_meta"))
-_MCP_ITEM_KEYS = {"mime_type": "mimeType"}
-
-
-def reduce_mcp_result(value: Any) -> Any:
-    """A local handler's MCP-shaped result (``{"content": [{"type": "text", "text": ...}],
-    "isError": ...}``) as the result a remote tool's would be; any other value as it is.
-
-    Text, images and resources are reduced as for remote tools (``tether.mcp.content``), and
-    ``isError: true`` makes an error result. Only a dict of MCP's result fields whose items all
-    name their type (text items with string text) is read so; anything else stays a value."""
-    if type(value) is not dict or not _mcp_shaped(value):
-        return value
-    from .mcp.content import result_content  # noqa: PLC0415 - only MCP-shaped values need it
-
-    wire = _McpResult(value["content"], value.get("structuredContent"))
-    return ToolResultBlock("", result_content(wire), value.get("isError", False))
-
-
-def _mcp_shaped(value: dict[str, Any]) -> bool:
-    items = value.get("content")
-    if not isinstance(items, list) or not value.keys() <= _MCP_FIELDS:
-        return False
-    if type(value.get("isError", False)) is not bool:
-        return False
-    return all(
-        type(item) is dict
-        and isinstance(item.get("type"), str)
-        and (item["type"] != "text" or isinstance(item.get("text"), str))
-        for item in items
-    )
-
-
-class _McpResult:
-    """An MCP result given as a dict, read the way ``result_content`` reads the SDK's."""
-
-    __slots__ = ("content", "structured_content")
-
-    def __init__(self, items: list[dict[str, Any]], structured: Any) -> None:
-        self.content = [_McpItem(item) for item in items]
-        self.structured_content = structured
-
-
-class _McpItem:
-    """One content item (or its resource) given as a dict: MCP's camelCase keys as the SDK's
-    snake_case attributes, a missing key as None."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def __getattr__(self, name: str) -> Any:
-        value = self._data.get(_MCP_ITEM_KEYS.get(name, name))
-        return _McpItem(value) if type(value) is dict else value
 
 
 def _cut(text: str, limit: int) -> str:

@@ -12,7 +12,8 @@ import pytest
 from pydantic import BaseModel
 
 from tether import ImageBlock, Tool, ToolResultBlock
-from tether.results import reduce_mcp_result, to_content
+from tether.mcp.content import reduce_mcp_result
+from tether.results import to_content
 from tether.session import AgentSession
 from tether.testing import Call, Reply, ScriptedTransport
 

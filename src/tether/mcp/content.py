@@ -1,6 +1,7 @@
 """An MCP tool result as tether result content: text and images kept as blocks, structured content
 as JSON text, everything else described in a line. A server is untrusted: the text it returns is
-capped, and an image must be a well-formed base64 image."""
+capped, and an image must be a well-formed base64 image. A local tool's MCP-shaped dict result
+(``reduce_mcp_result``) is read the same way."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import json
 from base64 import b64decode
 from typing import Any
 
-from ..messages import ImageBlock, TextBlock, ToolResultContent
+from ..messages import ImageBlock, TextBlock, ToolResultBlock, ToolResultContent
 
-__all__ = ["MAX_RESULT_CHARS", "result_content"]
+__all__ = ["MAX_RESULT_CHARS", "reduce_mcp_result", "result_content"]
 
 MAX_RESULT_CHARS = 1_000_000  # per result, all its text together
 _MAX_ITEMS = 100  # content items kept from one result
@@ -92,3 +93,60 @@ def _capped(blocks: list[TextBlock | ImageBlock], limit: int) -> list[TextBlock 
         left -= len(block.text)
         kept.append(block)
     return kept
+
+
+# -- a local handler's MCP-shaped result ---------------------------------------------------------
+
+_MCP_FIELDS = frozenset(("content", "isError", "structuredContent", "_meta"))
+_MCP_ITEM_KEYS = {"mime_type": "mimeType"}
+
+
+def reduce_mcp_result(value: Any) -> Any:
+    """A local handler's MCP-shaped result (``{"content": [{"type": "text", "text": ...}],
+    "isError": ...}``) as the result a remote tool's would be; any other value as it is.
+
+    Text, images and resources are reduced as for remote tools (``result_content``), and
+    ``isError: true`` makes an error result. Only a dict of MCP's result fields whose items all
+    name their type (text items with string text) is read so; anything else stays a value."""
+    if type(value) is not dict or not _mcp_shaped(value):
+        return value
+    wire = _McpResult(value["content"], value.get("structuredContent"))
+    return ToolResultBlock("", result_content(wire), value.get("isError", False))
+
+
+def _mcp_shaped(value: dict[str, Any]) -> bool:
+    items = value.get("content")
+    if not isinstance(items, list) or not value.keys() <= _MCP_FIELDS:
+        return False
+    if type(value.get("isError", False)) is not bool:
+        return False
+    return all(
+        type(item) is dict
+        and isinstance(item.get("type"), str)
+        and (item["type"] != "text" or isinstance(item.get("text"), str))
+        for item in items
+    )
+
+
+class _McpResult:
+    """An MCP result given as a dict, read the way ``result_content`` reads the SDK's."""
+
+    __slots__ = ("content", "structured_content")
+
+    def __init__(self, items: list[dict[str, Any]], structured: Any) -> None:
+        self.content = [_McpItem(item) for item in items]
+        self.structured_content = structured
+
+
+class _McpItem:
+    """One content item (or its resource) given as a dict: MCP's camelCase keys as the SDK's
+    snake_case attributes, a missing key as None."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        value = self._data.get(_MCP_ITEM_KEYS.get(name, name))
+        return _McpItem(value) if type(value) is dict else value

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..tools.tool import Tool
+from .content import reduce_mcp_result
 
 __all__ = ["McpTool"]
 
@@ -49,13 +50,14 @@ class McpTool:
         }
 
     def as_tool(self) -> Tool:
-        """This tool as the loop runs it."""
+        """This tool as the loop runs it: an MCP-shaped result (``{"content": [...],
+        "isError": ...}``) reaches the model as a server's would (``reduce_mcp_result``)."""
         handler = self.handler
 
         async def call(**args: Any) -> Any:
             value = handler(args)
             if inspect.isawaitable(value):
                 value = await value
-            return value
+            return reduce_mcp_result(value)
 
         return Tool(self.name, call, self.description, schema=self.input_schema)
