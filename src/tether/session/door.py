@@ -25,6 +25,7 @@ from ..types import ZERO_USAGE, Usage
 from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
 from .output import OutputSpec
+from .parts import UserInput, user_message
 from .snapshot import ConversationStore, read_snapshot, snapshot_of
 from .state import ConversationState
 from .tools import SessionTools
@@ -224,23 +225,26 @@ class AgentSession:
         return ConversationState(self.system, tuple(self._messages))
 
     @overload
-    async def send(self, user_input: str | Message, *, output: None = None) -> str: ...
+    async def send(self, user_input: UserInput, *, output: None = None) -> str: ...
     @overload
-    async def send(self, user_input: str | Message, *, output: type[T]) -> T: ...
+    async def send(self, user_input: UserInput, *, output: type[T]) -> T: ...
 
-    async def send(self, user_input: str | Message, *, output: type[T] | None = None) -> Any:
-        """Send a message; the model's final answer (or the round-limit message). With
+    async def send(self, user_input: UserInput, *, output: type[T] | None = None) -> Any:
+        """Send a message (text, a ``Message`` or a list of OpenAI content parts, see
+        ``tether.session.parts``); the model's final answer (or the round-limit message). With
         ``output=T`` the answer is validated as a ``T``: an invalid one goes back to the model
         ``output_retries`` times, then ``OutputValidationError``."""
+        message = user_message(user_input)
         if output is None:
-            return await self._answer(user_input)
-        return await self._typed(user_input, OutputSpec.of(output))
+            return await self._answer(message)
+        return await self._typed(message, OutputSpec.of(output))
 
-    def stream(self, user_input: str | Message) -> AsyncGenerator[str, None]:
-        """Send a message; the answer's text as it arrives (tool calls are silent). Leaving
-        early (``break``) stops the run there, its history kept valid; the next ``send`` or
-        ``stream`` starts once that is done (and ends a stream left open but still held)."""
-        chunks = self._chunks(user_input)
+    def stream(self, user_input: UserInput) -> AsyncGenerator[str, None]:
+        """Send a message (as ``send`` takes it); the answer's text as it arrives (tool calls
+        are silent). Leaving early (``break``) stops the run there, its history kept valid; the
+        next ``send`` or ``stream`` starts once that is done (and ends a stream left open but
+        still held). Input that cannot be read is refused here, before any run."""
+        chunks = self._chunks(user_message(user_input))
         self._streams.add(cast(AsyncGeneratorType[str, None], chunks))
         return chunks
 
