@@ -26,7 +26,7 @@ from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
 from .output import OutputSpec
 from .parts import UserInput, user_message
-from .snapshot import ConversationStore, read_snapshot, snapshot_of
+from .snapshot import ConversationStore, read_snapshot, read_usage, snapshot_of
 from .state import ConversationState
 from .tools import SessionTools
 
@@ -132,7 +132,8 @@ class AgentSession:
         client: CompletionTransport | ChatClient | str | None = None,
         **options: Any,
     ) -> AgentSession:
-        """A session resumed from ``store`` (its system prompt and whole history); without a
+        """A session resumed from ``store`` (its system prompt and whole history; a snapshot
+        padwan-ai saved is read too, its ``total_usage`` restored); without a
         ``session_id``, or with one the store does not know (its ``load`` raises ``KeyError``,
         another ``LookupError`` or ``FileNotFoundError``), a fresh session under that id, wired
         to ``store``. Any other error of the store's propagates."""
@@ -163,6 +164,9 @@ class AgentSession:
 
     def _restore(self, data: Any) -> None:
         system, messages = read_snapshot(data, self.session_id)
+        usage = read_usage(data, self.session_id)  # padwan-ai's snapshots keep a total
+        if usage is not None:
+            self.total_usage = usage
         if system is not None and self.system is None:
             self.system = system
             self._agent.system = system

@@ -5,7 +5,11 @@ A loaded snapshot is untrusted: ``read_snapshot`` checks it is a conversation th
 have made (each block's fields, which role holds which block, every result answering a call of
 the message just before it, system messages only first, the session's own id) and raises
 ``SnapshotError`` naming what is wrong. One thing it repairs, as the stores do on reopen: a
-call left without a result gets an error result ("was not run")."""
+call left without a result gets an error result ("was not run").
+
+Snapshots padwan-ai wrote itself (OpenAI chat-format messages and a ``total_usage``) are read
+too (``chat_snapshot``), and checked the same way; ``read_usage`` gives their usage total.
+Saving always writes tether's own format."""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from typing import Any, Protocol, TypedDict, runtime_checkable
 from ..codec import block_from_dict, message_to_dict
 from ..messages import ContentBlock, Message, Role, ToolResultBlock, ToolUseBlock
 from ..results import not_run_result
+from ..types import Usage
+from .chat_snapshot import ChatMessageError, chat_history, chat_usage, is_chat_snapshot
 
 __all__ = [
     "SNAPSHOT_VERSION",
@@ -22,6 +28,7 @@ __all__ = [
     "ConversationStore",
     "SnapshotError",
     "read_snapshot",
+    "read_usage",
     "snapshot_of",
 ]
 
@@ -70,16 +77,44 @@ def snapshot_of(
 
 
 def read_snapshot(data: Any, session_id: str) -> tuple[str | None, list[Message]]:
-    """The system prompt and messages of a loaded snapshot of ``session_id``, checked (calls
-    left without a result given an error result); ``SnapshotError`` if it is not one."""
+    """The system prompt and messages of a loaded snapshot of ``session_id`` (tether's, or one
+    padwan-ai wrote), checked (calls left without a result given an error result);
+    ``SnapshotError`` if it is not one."""
     where = f"the snapshot of session {session_id!r}"
     if not isinstance(data, dict):
         raise SnapshotError(f"{where} is a {type(data).__name__}, not a mapping")
+    if is_chat_snapshot(data):
+        system, items = _header(data, session_id, where)
+        try:
+            system, read, origin = chat_history(items, system)
+        except ChatMessageError as bad:
+            text = f"{where} holds a message tether cannot read: message {bad.index}: {bad}"
+            raise SnapshotError(text, index=bad.index) from None
+        return system, _answered(read, where, origin)
     version = data.get("version", SNAPSHOT_VERSION)
     if type(version) is not int or version != SNAPSHOT_VERSION:
         raise SnapshotError(
             f"{where} has version {_shown(version)}; this tether reads {SNAPSHOT_VERSION}"
         )
+    system, messages = _header(data, session_id, where)
+    read = [_message(item, n, where) for n, item in enumerate(messages)]
+    return system, _answered(read, where)
+
+
+def read_usage(data: Any, session_id: str) -> Usage | None:
+    """The usage total a padwan-ai snapshot carries (``total_usage``); None for tether's own
+    snapshots and for one without it. ``SnapshotError`` if it is not token counts."""
+    if not isinstance(data, dict) or not is_chat_snapshot(data):
+        return None
+    try:
+        return chat_usage(data.get("total_usage"))
+    except (TypeError, ValueError) as exc:
+        raise SnapshotError(f"the snapshot of session {session_id!r}: {exc}") from None
+
+
+def _header(data: dict[str, Any], session_id: str, where: str) -> tuple[str | None, list[Any]]:
+    """The snapshot's system prompt and its list of messages (still unread), its owner
+    checked."""
     owner = data.get("session_id", session_id)
     if not isinstance(owner, str):
         raise SnapshotError(f"{where}: 'session_id' must be a string")
@@ -90,8 +125,7 @@ def read_snapshot(data: Any, session_id: str) -> tuple[str | None, list[Message]
         raise SnapshotError(f"{where}: 'system' must be a string or null")
     if not isinstance(messages, list):
         raise SnapshotError(f"{where}: 'messages' must be a list")
-    read = [_message(item, n, where) for n, item in enumerate(messages)]
-    return system, _answered(read, where)
+    return system, messages
 
 
 # -- one message ----------------------------------------------------------------------------------
@@ -232,13 +266,17 @@ _HOLDS: dict[str, frozenset[str]] = {
 # -- the conversation ------------------------------------------------------------------------------
 
 
-def _answered(messages: list[Message], where: str) -> list[Message]:
+def _answered(
+    messages: list[Message], where: str, origin: Sequence[int] | None = None
+) -> list[Message]:
     """``messages`` with every result answering a call of the message just before it (else
-    ``SnapshotError``) and every call answered (an error result added where none is)."""
+    ``SnapshotError``, naming the message as ``origin`` numbers them) and every call answered
+    (an error result added where none is)."""
     out: list[Message] = []
     calls: list[ToolUseBlock] = []
     started = False  # a message other than a system one was seen
-    for n, message in enumerate(messages):
+    for at, message in enumerate(messages):
+        n = at if origin is None else origin[at]
         if message.role == "system" and started:
             raise SnapshotError(
                 f"{where}: message {n}: a system message after the conversation started",
