@@ -1,8 +1,10 @@
-"""The ``tether`` command: ``tether run PROMPT``, ``chat``, ``sessions`` and ``trace``.
+"""The ``tether`` command: ``tether run PROMPT`` (or ``FILE.prompty``), ``chat``, ``sessions``
+and ``trace``.
 
 This package (and only it) imports ``rich``; ``import tether`` never loads it. ``main`` parses the
 command line, builds the agent (model from ``--model``, the demo tools plus ``--tools``) and runs
 the command; it returns the exit code (0 ok, 1 the run failed, 2 usage error, 130 interrupted).
+A ``.prompty`` file runs through ``prompty_run`` (loaded only then) with the same exit codes.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from .args import (
     EXIT_USAGE,
     UsageError,
     build_parser,
+    resolve_defaults,
 )
 from .chat import command_chat
 from .durable import command_durable_run, command_worker
@@ -70,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    resolve_defaults(opts)
     if opts.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -80,6 +84,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def _usage_error(err: Console, exc: Exception, verbose: bool) -> int:
+    if verbose and exc.__cause__ is not None:
+        traceback.print_exception(exc.__cause__)
+    err.print(safe_text(f"error: {exc}"), soft_wrap=True, highlight=False)
+    return EXIT_USAGE
+
+
+def _file_run(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    """``tether run FILE.prompty``; the model from ``make_transport`` when not the file's."""
+    from .prompty_run import command_run_file, prepare_run  # noqa: PLC0415 - only for files
+
+    try:
+        run = prepare_run(opts)
+        transport = run.transport(opts, make_transport)
+    except (UsageError, ToolSpecError) as exc:
+        return _usage_error(err, exc, opts.verbose)
+    return command_run_file(opts, run, transport, out, err)
+
+
 def _command(opts: argparse.Namespace, out: Console, err: Console) -> int:
     if opts.command == "sessions":
         return command_sessions(opts, out)
@@ -88,6 +111,16 @@ def _command(opts: argparse.Namespace, out: Console, err: Console) -> int:
     configure_logging(opts.verbose)
     if opts.command == "worker":
         return command_worker(opts, err)
+    if opts.command == "run":
+        from .prompty_run import is_prompty_file  # noqa: PLC0415
+
+        if is_prompty_file(opts.prompt):
+            return _file_run(opts, out, err)
+        for given, option in ((opts.input, "--input"), (opts.inputs, "--inputs")):
+            if given:
+                return _usage_error(err, UsageError(f"{option} needs a FILE.prompty"), False)
+        if opts.allow_env:
+            return _usage_error(err, UsageError("--allow-env needs a FILE.prompty"), False)
     if opts.command == "run" and opts.durable:
         return _durable_run(opts, out, err)
     try:
@@ -95,10 +128,7 @@ def _command(opts: argparse.Namespace, out: Console, err: Console) -> int:
         tools = load_tools(opts)
         transport = make_transport(opts)
     except (UsageError, ToolSpecError) as exc:
-        if opts.verbose and exc.__cause__ is not None:
-            traceback.print_exception(exc.__cause__)
-        err.print(safe_text(f"error: {exc}"), soft_wrap=True, highlight=False)
-        return EXIT_USAGE
+        return _usage_error(err, exc, opts.verbose)
     except Exception as exc:
         report_error(err, exc, opts.verbose)
         return EXIT_FAILED

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,11 +19,13 @@ from rich.text import Text
 from ..agent import Agent
 from ..context import ContextStore
 from ..errors import AuthenticationError, ModelStopError, TetherError
-from ..events import IterationStart, SessionEndEvent, TextDelta
+from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..messages import Message
+from ..middleware import Middleware
 from ..tools.tool import Tool
 from ..tracing import Recorder
 from ..transports.base import CompletionTransport
+from ..types import ZERO_USAGE, Usage
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandError, UsageError
 from .demo_tools import demo_tools
 from .loading import load_tool_spec, merge_tools
@@ -33,11 +35,13 @@ from .trace_notice import TraceNotice, show_trace_failures
 
 __all__ = [
     "Cancelled",
+    "TurnWatch",
     "build_agent",
     "close_transport",
     "command_run",
     "configure_logging",
     "describe_error",
+    "exit_code",
     "interruptible",
     "load_tools",
     "make_renderer",
@@ -45,6 +49,7 @@ __all__ = [
     "read_prompt",
     "report_error",
     "run_turn",
+    "trace_middleware",
 ]
 
 T = TypeVar("T")
@@ -56,6 +61,57 @@ LAST_ITERATION_MESSAGE = Message(
 
 class Cancelled(Exception):
     """The turn was cancelled (Ctrl-C)."""
+
+
+class TurnWatch:
+    """One turn's events on their way to a renderer: keeps the answer (the text of the last
+    model call), the usage and the end, so ``finish`` gives the ``TurnOutcome`` whatever made
+    the events (an agent's run stream, or a Prompty turn seen through ``EventTap``)."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+        self.started = time.monotonic()
+        self._answer: list[str] = []
+        self._usage = ZERO_USAGE
+        self._iterations = 0
+        self._end: SessionEndEvent | None = None
+        renderer.begin()
+
+    def __call__(self, event: StreamEvent) -> None:
+        if isinstance(event, IterationStart):
+            self._answer.clear()
+            self._iterations = event.iteration
+        elif isinstance(event, TextDelta):
+            self._answer.append(event.delta)
+        elif isinstance(event, IterationEnd):
+            self._usage = self._usage + event.usage
+        elif isinstance(event, SessionEndEvent):
+            self._end = event
+        self.renderer.event(event)
+
+    def finish(
+        self,
+        *,
+        error: BaseException | None = None,
+        cancelled: bool = False,
+        usage: Usage | None = None,
+        iterations: int | None = None,
+    ) -> TurnOutcome:
+        """The outcome, handed to the renderer's ``end``; ``usage`` and ``iterations`` (when
+        the caller knows them) stand in for the events' own until the run's end was seen."""
+        end = None if cancelled else self._end
+        if end is not None:
+            usage, iterations = end.total_usage, end.iterations
+        outcome = TurnOutcome(
+            "".join(self._answer),
+            self._usage if usage is None else usage,
+            self._iterations if iterations is None else iterations,
+            time.monotonic() - self.started,
+            error=error,
+            cancelled=cancelled,
+        )
+        self.renderer.end(outcome)
+        return outcome
 
 
 async def run_turn(
@@ -70,42 +126,17 @@ async def run_turn(
     cancelled, the renderer still gets ``end()`` (with ``cancelled=True``) and the cancellation
     goes on; the engine leaves ``context`` valid.
     """
-    started = time.monotonic()
     stream = agent.run_stream(prompt, context)
-    answer: list[str] = []
-    end: SessionEndEvent | None = None
-    renderer.begin()
+    watch = TurnWatch(renderer)
     try:
         async for event in stream:
-            if isinstance(event, IterationStart):
-                answer.clear()
-            elif isinstance(event, TextDelta):
-                answer.append(event.delta)
-            elif isinstance(event, SessionEndEvent):
-                end = event
-            renderer.event(event)
+            watch(event)
     except asyncio.CancelledError:
-        renderer.end(
-            TurnOutcome(
-                "".join(answer),
-                stream.usage,
-                stream.iterations,
-                time.monotonic() - started,
-                cancelled=True,
-            )
-        )
+        watch.finish(cancelled=True, usage=stream.usage, iterations=stream.iterations)
         raise
     finally:
         await stream.aclose()
-    outcome = TurnOutcome(
-        "".join(answer),
-        end.total_usage if end is not None else stream.usage,
-        end.iterations if end is not None else stream.iterations,
-        time.monotonic() - started,
-        error=end.error if end is not None else stream.error,
-    )
-    renderer.end(outcome)
-    return outcome
+    return watch.finish(error=stream.error, usage=stream.usage, iterations=stream.iterations)
 
 
 async def interruptible(coro: Coroutine[Any, Any, T]) -> T:
@@ -138,11 +169,14 @@ async def interruptible(coro: Coroutine[Any, Any, T]) -> T:
 # -- building the agent ---------------------------------------------------------------------
 
 
-def make_transport(opts: argparse.Namespace) -> CompletionTransport:
-    """The transport for ``--model`` and the sampling options; ``UsageError`` for a bad string."""
+def make_transport(
+    opts: argparse.Namespace, *, defaults: Mapping[str, Any] | None = None
+) -> CompletionTransport:
+    """The transport for ``--model`` and the sampling options (over ``defaults``, e.g. a
+    ``.prompty`` file's model options); ``UsageError`` for a bad string."""
     import tether  # noqa: PLC0415 - tether.transport is loaded on demand
 
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = dict(defaults or {})
     if opts.temperature is not None:
         options["temperature"] = opts.temperature
     if opts.max_tokens is not None:
@@ -164,6 +198,12 @@ def load_tools(opts: argparse.Namespace) -> list[Tool]:
     return merge_tools(demo, user)
 
 
+def trace_middleware(trace: Path | None) -> list[Middleware]:
+    """``--trace FILE``: the recorder of the run (a file that cannot be written is a warning
+    after the turn, see ``trace_notice``); none without it."""
+    return [] if trace is None else [Recorder(trace, on_failure=TraceNotice(trace))]
+
+
 def build_agent(
     transport: CompletionTransport,
     tools: Sequence[Tool],
@@ -180,7 +220,7 @@ def build_agent(
         tools=list(tools),
         max_iterations=max_iterations,
         last_iteration_message=LAST_ITERATION_MESSAGE if max_iterations > 1 else None,
-        middleware=[] if trace is None else [Recorder(trace, on_failure=TraceNotice(trace))],
+        middleware=trace_middleware(trace),
     )
 
 
@@ -268,18 +308,30 @@ async def _run_once(agent: Agent, prompt: str, renderer: Renderer) -> TurnOutcom
         await close_transport(agent.transport)
 
 
-def command_run(
-    opts: argparse.Namespace, agent: Agent, out: Console, err: Console, prompt: str
+def exit_code(
+    opts: argparse.Namespace,
+    err: Console,
+    turn: Coroutine[Any, Any, TurnOutcome],
+    middleware: Sequence[object] = (),
 ) -> int:
-    """``tether run``: one turn; the exit code says how it went."""
+    """Run one turn to its exit code: 130 when interrupted, 1 (and the error line) when it
+    failed, else 0; a ``--trace`` file that failed among ``middleware`` is warned of once."""
     try:
-        outcome = asyncio.run(_run_once(agent, prompt, make_renderer(opts, out)))
+        outcome = asyncio.run(turn)
     except (Cancelled, KeyboardInterrupt):
         err.print(Text("interrupted", style="yellow"))
         return EXIT_INTERRUPTED
     finally:
-        show_trace_failures(agent, err)
+        show_trace_failures(middleware, err)
     if outcome.error is not None:
         report_error(err, outcome.error, opts.verbose)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def command_run(
+    opts: argparse.Namespace, agent: Agent, out: Console, err: Console, prompt: str
+) -> int:
+    """``tether run``: one turn; the exit code says how it went."""
+    turn = _run_once(agent, prompt, make_renderer(opts, out))
+    return exit_code(opts, err, turn, agent.middleware)

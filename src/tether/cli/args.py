@@ -1,4 +1,5 @@
-"""The command line: ``tether run PROMPT`` and ``tether chat``, with the options both share."""
+"""The command line: ``tether run PROMPT`` (or ``FILE.prompty``) and ``tether chat``, with the
+options both share."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ __all__ = [
     "CommandError",
     "UsageError",
     "build_parser",
+    "resolve_defaults",
     "store_path",
 ]
 
@@ -35,6 +37,7 @@ EPILOG = f"""\
 examples:
   tether run "What time is it in Tokyo and in Paris? Use the current_time tool for each city."
   tether run --model openai:gpt-4.1 "What is 17.5% of 2,340? Use the calculate tool."
+  tether run weather.prompty --input city=Paris --tools ./tools.py:get_weather
   tether chat --tools ./my_tools.py:search --system "You answer from search results."
 
 models (--model): local (the default: a small model that runs offline, fetched on first use),
@@ -46,7 +49,8 @@ models (--model): local (the default: a small model that runs offline, fetched o
 exit codes:
   {EXIT_OK}    the turn (or the chat session) ended normally
   {EXIT_FAILED}    the run failed: model, transport or loop error (the message says which)
-  {EXIT_USAGE}    usage error: a bad option, a bad --tools value, an unknown model string
+  {EXIT_USAGE}    usage error: a bad option, a bad --tools value, an unknown model string, a
+       .prompty file that cannot be loaded, a missing, unknown or ill-typed input
   {EXIT_INTERRUPTED}  interrupted with Ctrl-C (in chat, Ctrl-C only cancels the current turn)
 """
 
@@ -105,11 +109,10 @@ def _common_options() -> argparse.ArgumentParser:
     model = common.add_argument_group("model")
     model.add_argument(
         "--model",
-        default=os.environ.get("TETHER_MODEL") or "local",
         help="the model string, e.g. local, openai:gpt-4.1, anthropic:claude-sonnet-4-5 "
-        "(default: %(default)s)",
+        "(default: $TETHER_MODEL, else local; for a .prompty file, the file's own model)",
     )
-    model.add_argument("--system", default=DEFAULT_SYSTEM, help="the system prompt")
+    model.add_argument("--system", help="the system prompt (default: a short helpful one)")
     model.add_argument(
         "--max-iterations",
         type=_positive_int,
@@ -184,8 +187,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         parents=[common],
-        help="one agent turn on PROMPT, streamed to the terminal",
-        description="Run one agent turn on PROMPT and stream it to the terminal.",
+        help="one agent turn on PROMPT (or a FILE.prompty), streamed to the terminal",
+        description="Run one agent turn on PROMPT, or run FILE.prompty, and stream it to the "
+        "terminal.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -193,8 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
         "prompt",
         nargs="?",
         metavar="PROMPT",
-        help="what to ask; '-' or nothing reads it from stdin (when stdin is not a terminal)",
+        help="what to ask; '-' or nothing reads it from stdin (when stdin is not a terminal); "
+        "or FILE.prompty to run that file",
     )
+    _prompty_options(run)
     durable = run.add_argument_group("durable runs (Temporal)")
     durable.add_argument(
         "--durable",
@@ -255,6 +261,53 @@ def build_parser() -> argparse.ArgumentParser:
         help="USD per million input and output tokens of MODEL, for the cost (repeatable)",
     )
     return parser
+
+
+PROMPTY_HELP = """\
+Given FILE.prompty, tether run runs that file (Prompty's turn): its messages, tools and
+model. --input NAME=VALUE and --inputs FILE.json give its inputs (each is checked against
+the file's declared inputs and turned into the declared kind; --input wins over --inputs).
+--tools supplies the handlers of the file's function tools (a function taking the arguments
+as one dict, or keywords). The model is the file's own connection; --model overrides it, and
+a file that names no model runs on --model's default. A .env file beside FILE.prompty is read
+first (it never replaces a variable already set), and the file may read the variables its
+model section names; --allow-env NAME lets it read others. --max-iterations counts the tool
+rounds. --system, --root and --durable do not apply."""
+
+
+def _prompty_options(run: argparse.ArgumentParser) -> None:
+    group = run.add_argument_group("a .prompty file", PROMPTY_HELP)
+    group.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="one input of FILE.prompty (repeatable)",
+    )
+    group.add_argument(
+        "--inputs", type=Path, metavar="FILE.json", help="inputs of FILE.prompty as a JSON object"
+    )
+    group.add_argument(
+        "--allow-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let FILE.prompty read environment variable NAME besides those of its model "
+        "section (repeatable)",
+    )
+
+
+def resolve_defaults(opts: argparse.Namespace) -> None:
+    """Fill the defaults left open so that an explicit value can be told apart:
+    ``opts.model_given`` says whether ``--model`` was on the command line."""
+    if hasattr(opts, "model"):
+        opts.model_given = opts.model is not None
+        if opts.model is None:
+            opts.model = os.environ.get("TETHER_MODEL") or "local"
+    if hasattr(opts, "system"):
+        opts.system_given = opts.system is not None
+        if opts.system is None:
+            opts.system = DEFAULT_SYSTEM
 
 
 def _temporal_options(group: Any, *, required: bool = False) -> None:

@@ -198,7 +198,7 @@ def _chat(
                 outcome = runner.run(session.turn(line))
             except KeyboardInterrupt:  # where signals cannot cancel the task itself
                 continue
-            show_trace_failures(session.agent, err)
+            show_trace_failures(session.agent.middleware, err)
             if outcome.error is not None:
                 report_error(err, outcome.error, opts.verbose)
     finally:

@@ -1,4 +1,5 @@
-"""``--tools MODULE:ATTR``: the user's own tools, from an importable module or a ``.py`` file."""
+"""``--tools MODULE:ATTR``: the user's own tools, from an importable module or a ``.py`` file
+(for a ``.prompty`` file: the handlers of the tools it declares)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ import importlib.util
 import inspect
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from ..tools.decorator import tool
+from ..tools.signature import default_name
 from ..tools.tool import Tool
 
-__all__ = ["ToolSpecError", "load_attribute", "load_tool_spec", "merge_tools"]
+__all__ = ["ToolSpecError", "load_attribute", "load_handlers", "load_tool_spec", "merge_tools"]
 
 
 class ToolSpecError(Exception):
@@ -104,12 +106,8 @@ def _as_tool(value: Any, where: str, spec: str) -> Tool:
     )
 
 
-def load_tool_spec(spec: str) -> list[Tool]:
-    """The tools named by ``spec``: ``module:attr`` or ``path/to/file.py:attr``.
-
-    ``attr`` may name a ``Tool``, a plain function (made a tool with ``tool()``), or a list or
-    tuple of those. Raises ``ToolSpecError`` with a one-line message.
-    """
+def _named_value(spec: str) -> tuple[Any, str]:
+    """The object ``spec`` (``module:attr`` or ``path/to/file.py:attr``) names, and ``attr``."""
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
         raise ToolSpecError(
@@ -133,11 +131,58 @@ def load_tool_spec(spec: str) -> list[Tool]:
             raise ToolSpecError(
                 f"--tools {spec}: {module_name} has no attribute {attr!r}"
             ) from None
+    if isinstance(value, list | tuple) and not value:
+        raise ToolSpecError(f"--tools {spec}: {attr} is an empty list")
+    return value, attr
+
+
+def load_tool_spec(spec: str) -> list[Tool]:
+    """The tools named by ``spec``: ``module:attr`` or ``path/to/file.py:attr``.
+
+    ``attr`` may name a ``Tool``, a plain function (made a tool with ``tool()``), or a list or
+    tuple of those. Raises ``ToolSpecError`` with a one-line message.
+    """
+    value, attr = _named_value(spec)
     if isinstance(value, list | tuple):
-        if not value:
-            raise ToolSpecError(f"--tools {spec}: {attr} is an empty list")
         return [_as_tool(item, f"item {i} of {attr}", spec) for i, item in enumerate(value)]
     return [_as_tool(value, attr, spec)]
+
+
+def _tool_handler(found: Tool) -> Callable[..., Awaitable[Any]]:
+    """A ``Tool`` as a Prompty handler: keyword arguments, through the tool's own checks."""
+
+    async def handler(**arguments: Any) -> Any:
+        return await found.invoke(arguments)
+
+    return handler
+
+
+def _as_handler(value: Any, where: str, spec: str) -> tuple[str, Callable[..., Any]]:
+    if isinstance(value, Tool):
+        return value.name, _tool_handler(value)
+    if callable(value) and not inspect.isclass(value):
+        declared = getattr(getattr(value, "__tool__", None), "name", None)
+        return declared if isinstance(declared, str) else default_name(value), value
+    raise ToolSpecError(
+        f"--tools {spec}: {where} is a {type(value).__name__}, not a Tool, a function "
+        "or a list of them"
+    )
+
+
+def load_handlers(spec: str) -> dict[str, Callable[..., Any]]:
+    """The tool handlers ``spec`` names for a ``.prompty`` file, by tool name (a Prompty
+    ``@tool``'s name, a ``Tool``'s, else the function's). A function is used as it is: the
+    Prompty door calls it with the arguments as one dict or as keywords, as its signature
+    asks; a ``Tool`` runs through its own checks."""
+    value, attr = _named_value(spec)
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    handlers: dict[str, Callable[..., Any]] = {}
+    for i, item in enumerate(items):
+        name, handler = _as_handler(item, attr if len(items) == 1 else f"item {i} of {attr}", spec)
+        if name in handlers:
+            raise ToolSpecError(f"--tools {spec}: two handlers for tool {name!r}")
+        handlers[name] = handler
+    return handlers
 
 
 def merge_tools(demo: Iterable[Tool], user: Iterable[Tool]) -> list[Tool]:

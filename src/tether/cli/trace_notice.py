@@ -3,12 +3,12 @@ failure is shown as one ``warning:`` line on stderr, once per session."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
-from ..agent import Agent
 from ..tracing.recorder import Recorder
 from .terminal import safe
 
@@ -39,10 +39,10 @@ class TraceNotice:
         err.print(line, soft_wrap=True, highlight=False)
 
 
-def show_trace_failures(agent: Agent, err: Console) -> None:
-    """Show the failure of each of ``agent``'s CLI trace recorders (once each)."""
-    for middleware in agent.middleware:
-        if isinstance(middleware, Recorder):
-            notice = middleware.recording.on_failure
+def show_trace_failures(middleware: Iterable[object], err: Console) -> None:
+    """Show the failure of each CLI trace recorder among a run's ``middleware`` (once each)."""
+    for each in middleware:
+        if isinstance(each, Recorder):
+            notice = each.recording.on_failure
             if isinstance(notice, TraceNotice):
                 notice.show(err)
