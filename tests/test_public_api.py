@@ -87,6 +87,13 @@ def test_axio_names_import_beside_tethers_own() -> None:
     assert issubclass(StreamError, TetherError)
 
 
+def test_cantus_names_import_beside_the_doors_own() -> None:
+    from tether.skills import Registry, register_validator
+
+    assert callable(register_validator)
+    assert Registry.KINDS == ("skill",)
+
+
 def test_dunder_all_is_complete_and_resolvable() -> None:
     for name in tether.__all__:
         assert getattr(tether, name) is not None, name

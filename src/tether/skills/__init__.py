@@ -3,7 +3,8 @@ skills through a JSON action protocol, on tether's one loop.
 
 - ``SkillAgent(model, registry=get_registry(), soul=None)``: ``step``, ``run`` (+ ``_async``).
 - Skills: ``@skill`` / ``register_skill`` (process-wide), ``Skill``, ``Registry()``; hooks in
-  ``tether.skills.hooks`` (``validator``, ``analyzer``) return ``Result``.
+  ``tether.skills.hooks`` (``validator``, ``analyzer``) return ``Result``;
+  ``register_validator`` names a validator process-wide (``@skill(post_hook="name")``).
 - Tests: ``MockModel`` plays scripted replies.
 - The record: ``AgentState(query, stream)``, ``EventStream``, the actions and observations,
   ``JsonLinesPersistence``. Identity: ``Soul`` from a SOUL.md. Workflows: ``PromptChain``,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from .mock import MockModel, MockModelExhausted
     from .persistence import JsonLinesParseError, JsonLinesPersistence
     from .protocol import action_schema, build_prompt, parse_action
-    from .registry import Registry, get_registry, register_skill, skill
+    from .registry import Registry, get_registry, register_skill, register_validator, skill
     from .result import Result
     from .soul import Soul, SoulParseError
     from .workflows import (
@@ -74,6 +75,7 @@ _HOMES = {
     "Registry": "registry",
     "get_registry": "registry",
     "register_skill": "registry",
+    "register_validator": "registry",
     "skill": "registry",
     "Soul": "soul",
     "SoulParseError": "soul",
@@ -125,6 +127,7 @@ __all__ = [
     "get_registry",
     "parse_action",
     "register_skill",
+    "register_validator",
     "skill",
 ]
 
