@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tether.skills import (
+    EvaluatorOptimizer,
     FinalAnswerAction,
     Registry,
     Result,
@@ -124,3 +125,36 @@ def test_registry_kinds_is_the_class_attribute_skill_only() -> None:
     assert "KINDS" in vars(Registry)
     with pytest.raises(ValueError, match="register_validator"):
         Registry().register("validator", register_validator("above_zero", positive))
+
+
+# -- EvaluatorOptimizer ----------------------------------------------------------------------------
+
+
+def test_the_generator_gets_the_input_and_the_last_feedback_none_at_first() -> None:
+    calls: list[tuple[str, str | None]] = []
+
+    def generate(topic: str, feedback: str | None) -> str:  # no default, as in cantus
+        calls.append((topic, feedback))
+        return f"{topic} draft {len(calls)}"
+
+    def evaluate(candidate: str) -> Result:
+        return Result.success() if candidate.endswith("3") else Result.failure(f"not {candidate}")
+
+    assert EvaluatorOptimizer(generate, evaluate).run("cats") == "cats draft 3"
+    assert calls == [("cats", None), ("cats", "not cats draft 1"), ("cats", "not cats draft 2")]
+
+
+def test_a_skill_as_generator_is_asked_for_what_it_takes() -> None:
+    @skill
+    def draft(topic: str) -> str:
+        """Draft on a topic."""
+        return topic.upper()
+
+    @skill
+    def redraft(topic: str, feedback: str | None) -> str:
+        """Draft again with feedback."""
+        return f"{topic}:{feedback}"
+
+    assert EvaluatorOptimizer(draft, bool).run("cats") == "CATS"
+    done = EvaluatorOptimizer(redraft, lambda c: Result.failure("more"), max_iters=2)
+    assert done.run_with_history("cats")[0] == "cats:more"

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .base import Skill
 from .result import Result
 
 __all__ = [
@@ -174,10 +175,11 @@ Attempt = tuple[Any, Any]
 class EvaluatorOptimizer:
     """Generates, evaluates and regenerates with the evaluator's feedback, ``max_iters`` times.
 
-    A verdict is a ``Result`` (``ok``, ``value``, ``feedback``) or any
-    truthy/falsy value. A ``generator`` that takes two positional arguments gets
-    ``(input, feedback)`` on the passes after the first; ``feedback`` is the previous
-    ``Result.feedback``, or None after a plain falsy verdict.
+    A verdict is a ``Result`` (``ok``, ``value``, ``feedback``) or any truthy/falsy value. A
+    ``generator`` that takes two positional arguments is called ``generate(input, feedback)``
+    on every pass, as in cantus: ``feedback`` is None on the first, then the previous
+    ``Result.feedback`` (None after a plain falsy verdict). One taking one argument gets the
+    input alone.
     """
 
     generator: Callable[..., Any]
@@ -200,11 +202,9 @@ class EvaluatorOptimizer:
         history: list[Attempt] = []
         feedback: str | None = None
         candidate: Any = None
-        for n in range(self.max_iters):
-            if n and with_feedback:
-                candidate = self.generator(input, feedback)
-            else:
-                candidate = self.generator(input)
+        for _ in range(self.max_iters):
+            args = (input, feedback) if with_feedback else (input,)
+            candidate = self.generator(*args)
             verdict = self.evaluator(candidate)
             history.append((candidate, verdict))
             ok, value, feedback = _judge(verdict)
@@ -214,6 +214,8 @@ class EvaluatorOptimizer:
 
 
 def _takes_two_positionals(fn: Callable[..., Any]) -> bool:
+    if isinstance(fn, Skill):  # a skill's ``__call__`` takes anything: ask what it runs
+        fn = fn._target()
     try:
         inspect.signature(fn).bind(None, None)
     except (TypeError, ValueError):  # too few/many parameters, or no signature (some builtins)
