@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from tether.skills import (
     EvaluatorOptimizer,
     FinalAnswerAction,
+    JsonLinesPersistence,
     Registry,
     Result,
     SkillAgent,
@@ -158,3 +160,34 @@ def test_a_skill_as_generator_is_asked_for_what_it_takes() -> None:
     assert EvaluatorOptimizer(draft, bool).run("cats") == "CATS"
     done = EvaluatorOptimizer(redraft, lambda c: Result.failure("more"), max_iters=2)
     assert done.run_with_history("cats")[0] == "cats:more"
+
+
+# -- JsonLinesPersistence --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        object(),
+        {"when": object()},
+        SkillObservation("look", object()),
+        SkillObservation("look", {1, 2}),
+    ],
+    ids=["object", "in-a-dict", "skill-result", "a-set"],
+)
+def test_append_of_what_json_cannot_hold_raises_before_touching_the_file(
+    tmp_path: Path, event: Any
+) -> None:
+    fresh = tmp_path / "new" / "events.jsonl"
+    with pytest.raises(TypeError, match=r"cannot write .* as JSON Lines"):
+        JsonLinesPersistence(fresh).append(event)
+    assert not fresh.exists() and not fresh.parent.exists()
+
+    kept = tmp_path / "kept.jsonl"
+    store = JsonLinesPersistence(kept)
+    store.append(SkillObservation("look", "sunny"))
+    before = kept.read_bytes()
+    with pytest.raises(TypeError):
+        store.append(event)
+    assert kept.read_bytes() == before
+    assert list(store.load_stream()) == [SkillObservation("look", "sunny")]

@@ -42,9 +42,10 @@ class JsonLinesPersistence:
 
     def append(self, event: Any) -> None:
         """Write one event as one line: a JSON value, or an action or observation (tagged with
-        its type). Serialised before the file is touched, so a bad value changes nothing;
-        values JSON cannot hold (in a skill's result) are written as their ``str``. The line
-        is written whole, or the write raises and the file is left as it was."""
+        its type). Serialised before the file is touched, so a bad value changes nothing: one
+        JSON cannot hold (anywhere in it, a skill's result too) is a ``TypeError`` and no file
+        is made. The line is written whole, or the write raises and the file is left as it
+        was."""
         line = _line(event)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
@@ -97,10 +98,15 @@ class JsonLinesPersistence:
 
 
 def _line(event: Any) -> bytes:
-    """One event's line as UTF-8; text UTF-8 cannot carry (a lone surrogate) is escaped."""
+    """One event's line as UTF-8; text UTF-8 cannot carry (a lone surrogate) is escaped.
+    ``TypeError`` for a value JSON cannot hold: written as its ``str``, it would read back as
+    a different event."""
     value = event_to_json(event)
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except TypeError as exc:
+        raise TypeError(f"cannot write {type(event).__name__} as JSON Lines: {exc}") from exc
     try:
         return f"{text}\n".encode()
     except UnicodeEncodeError:
-        return f"{json.dumps(value, default=str)}\n".encode("ascii")
+        return f"{json.dumps(value)}\n".encode("ascii")
