@@ -9,10 +9,11 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
-__all__ = ["MAX_PREFIX", "command_prefix", "prefix_of"]
+__all__ = ["MAX_PREFIX", "checked_name_prefix", "command_prefix", "prefix_of"]
 
 MAX_PREFIX = 32  # characters; the rest of a tool's 64 is left to the tool's own name
 _OTHER = re.compile(r"[^A-Za-z0-9_-]+")
+_ALLOWED = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_PREFIX}}}")
 # Commands that run a package or a script named by an argument: that argument names the server.
 _LAUNCHERS = frozenset(
     {"npx", "uvx", "bunx", "pnpx", "node", "bun", "deno", "uv", "pipx", "npm", "pnpm", "yarn"}
@@ -36,6 +37,20 @@ def prefix_of(text: str) -> str:
     ``MAX_PREFIX``; ``mcp`` when nothing is left."""
     cleaned = _OTHER.sub("_", text).strip("_-")[:MAX_PREFIX].strip("_-")
     return cleaned or "mcp"
+
+
+def checked_name_prefix(value: object) -> str | None:
+    """``value`` as a server's ``name_prefix`` (padwan-ai's: every tool of that server is
+    offered as ``{name_prefix}__{tool}``): None, or 1 to ``MAX_PREFIX`` letters, digits, ``_``
+    and ``-``, so that every provider takes the names it makes; else ``ValueError``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _ALLOWED.fullmatch(value):
+        raise ValueError(
+            f"name_prefix must be 1 to {MAX_PREFIX} letters, digits, '_' and '-' (the characters "
+            f"every provider takes in a tool name), got {value!r}"
+        )
+    return value
 
 
 def command_prefix(command: str, args: Sequence[str]) -> str:

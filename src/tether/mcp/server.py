@@ -11,6 +11,7 @@ next use reconnects, a bounded number of times.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -26,7 +27,7 @@ from .catalog import ToolCatalog
 from .connection import Connection, first_cause
 from .content import result_content
 from .listing import Listing, read_listing
-from .prefix import prefix_of
+from .prefix import checked_name_prefix, prefix_of
 from .redact import scrub
 from .tool import McpTool
 
@@ -59,14 +60,23 @@ class McpServer:
     (re)connection, ``list_timeout`` how long a caller waits for a tool list being read again
     before it gets the last one. ``degraded`` says what is wrong with the tools offered, if
     anything. As padwan-ai's transports: ``tools`` (the current list as ``McpTool``
-    definitions, one list refreshed in place), ``is_open`` and ``label``.
+    definitions, one list refreshed in place), ``is_open``, ``label`` and ``name_prefix``
+    (when given, every tool is named ``{name_prefix}__{tool}``, colliding or not, and a session
+    never prefixes them again).
     """
 
     def __init__(
-        self, prefix: str, timeout: float, connect_timeout: float, list_timeout: float = 5.0
+        self,
+        prefix: str,
+        timeout: float,
+        connect_timeout: float,
+        list_timeout: float = 5.0,
+        *,
+        name_prefix: str | None = None,
     ) -> None:
         if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
+        self.name_prefix = checked_name_prefix(name_prefix)
         self.prefix = prefix_of(prefix)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -186,7 +196,14 @@ class McpServer:
             if not cursor or len(listed) >= _MAX_TOOLS:
                 break
         listing = read_listing(listed[:_MAX_TOOLS], self._caller)
-        return Listing(listing.tools, (*self._dropped, *listing.problems))
+        return Listing(self._prefixed(listing.tools), (*self._dropped, *listing.problems))
+
+    def _prefixed(self, tools: list[Tool]) -> list[Tool]:
+        """``tools`` as offered: each named ``{name_prefix}__{name}`` when the server has a
+        ``name_prefix`` (it is still called by its own name)."""
+        if self.name_prefix is None:
+            return tools
+        return [dataclasses.replace(t, name=f"{self.name_prefix}__{t.name}") for t in tools]
 
     def _caller(self, name: str) -> Callable[..., Awaitable[ToolResultBlock]]:
         """The handler of the server's tool ``name``."""

@@ -21,8 +21,9 @@ class McpStdio(McpServer):
     ``PATH``, ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``; the last 64 KB of its
     stderr are kept so a failure can quote its last lines (with the values of ``env`` and what
     looks like a credential in ``args`` blanked); whatever it starts ends with the session.
-    Its ``prefix`` is ``name``, else the package or script a launcher runs (``npx -y
-    @scope/server-x@1`` is ``server-x``), else the command's name."""
+    Its ``prefix`` is ``name``, else ``name_prefix``, else the package or script a launcher
+    runs (``npx -y @scope/server-x@1`` is ``server-x``), else the command's name. With
+    ``name_prefix`` every tool is offered as ``{name_prefix}__{tool}``, as padwan-ai's is."""
 
     def __init__(
         self,
@@ -32,6 +33,7 @@ class McpStdio(McpServer):
         *,
         cwd: str | Path | None = None,
         name: str | None = None,
+        name_prefix: str | None = None,
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
@@ -40,8 +42,9 @@ class McpStdio(McpServer):
             raise ValueError("McpStdio needs a command")
         if isinstance(args, str):
             raise TypeError("McpStdio args must be a list of strings, not one string")
-        prefix = name if name is not None else command_prefix(command, args)
-        super().__init__(prefix, timeout, connect_timeout, list_timeout)
+        given = name if name is not None else name_prefix
+        prefix = given if given is not None else command_prefix(command, args)
+        super().__init__(prefix, timeout, connect_timeout, list_timeout, name_prefix=name_prefix)
         self.command = command
         self.args = list(args)
         self.env = dict(env or {})

@@ -17,8 +17,9 @@ __all__ = ["McpStreamable"]
 
 class McpStreamable(McpServer):
     """The MCP server at ``url``; ``token`` is sent as a bearer token, ``headers`` as given.
-    Its ``prefix`` is ``name``, else the name the server gives itself on connecting, else its
-    host (``mcp.example.com`` is ``mcp_example_com``)."""
+    Its ``prefix`` is ``name``, else ``name_prefix``, else the name the server gives itself on
+    connecting, else its host (``mcp.example.com`` is ``mcp_example_com``). With
+    ``name_prefix`` every tool is offered as ``{name_prefix}__{tool}``, as padwan-ai's is."""
 
     def __init__(
         self,
@@ -27,6 +28,7 @@ class McpStreamable(McpServer):
         headers: Mapping[str, str] | None = None,
         *,
         name: str | None = None,
+        name_prefix: str | None = None,
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
@@ -36,10 +38,15 @@ class McpStreamable(McpServer):
             raise ValueError(f"McpStreamable needs an http(s) URL, got {url!r}")
         if parts.username or parts.password:
             raise ValueError("McpStreamable: put credentials in token= or headers=, not the URL")
+        given = name if name is not None else name_prefix
         super().__init__(
-            name if name is not None else parts.hostname, timeout, connect_timeout, list_timeout
+            given if given is not None else parts.hostname,
+            timeout,
+            connect_timeout,
+            list_timeout,
+            name_prefix=name_prefix,
         )
-        self._named = name is not None
+        self._named = given is not None
         self.url = url
         self.headers = dict(headers or {})
         self._token = token

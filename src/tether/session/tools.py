@@ -35,7 +35,8 @@ class SessionTools:
     the user's own, not copied). When a server's tool has a name another source offers too,
     every tool of that server is offered as ``prefix__name`` from then on; its prefix is the
     server's own (``prefix``), numbered ``-2``, ``-3``... when two servers share one. Local
-    tools keep their names."""
+    tools keep their names, and so does a server with a ``name_prefix`` (its tools are named
+    by it already, as padwan-ai's are: a name still taken is left out, never prefixed twice)."""
 
     def __init__(self, items: Sequence[Any]) -> None:
         self.items: Sequence[Any] = items if isinstance(items, list) else tuple(items)
@@ -152,7 +153,9 @@ class SessionTools:
             colliding = {
                 key
                 for key, listed in listings
-                if key not in self._prefixed and any(names[t.name] > 1 for t in listed)
+                if key not in self._prefixed
+                and not self._named_by_itself(key)
+                and any(names[t.name] > 1 for t in listed)
             }
             if not colliding:
                 break
@@ -170,6 +173,10 @@ class SessionTools:
                 tools.append(offered)
         self._renamed = renamed
         return tools
+
+    def _named_by_itself(self, key: int) -> bool:
+        """Whether the server names its own tools (``name_prefix``, as padwan-ai's)."""
+        return getattr(self._known.get(key), "name_prefix", None) is not None
 
     def _name(self, key: int, tool: Tool) -> str:
         if key not in self._prefixed:
