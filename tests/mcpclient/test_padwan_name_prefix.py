@@ -172,4 +172,3 @@ async def test_a_prefixed_name_still_taken_is_left_out_never_prefixed_twice(
     warned = [r.getMessage() for r in caplog.records]
     assert any("'docs__lookup' is left out" in w for w in warned)
     assert any("'docs__list' is left out" in w for w in warned)
-

@@ -496,8 +496,9 @@ def test_bad_configuration_is_refused() -> None:
         AgentSession(ScriptedTransport([]), max_tool_rounds=0)
     with pytest.raises(TypeError, match="client must be"):
         AgentSession(object())  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="handler must be callable"):
-        McpTool("x", "", {}, None)
+    with pytest.raises(TypeError, match="handler must be callable or None"):
+        McpTool("x", "", {}, "echo")  # type: ignore[arg-type]
+    assert McpTool("x", "", {}, None).handler is McpTool("x", "", {}).handler  # padwan's echo
 
 
 # -- servers: entering, teardown, tool lists -------------------------------------------------------

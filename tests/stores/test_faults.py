@@ -33,6 +33,7 @@ def session_files(place: Path) -> list[Path]:
     """The session files of a FileStore directory."""
     return sorted(place.glob("*.jsonl"))
 
+
 # -- a full disk -------------------------------------------------------------------------------
 
 _FULL_DISK = textwrap.dedent(
@@ -343,7 +344,7 @@ async def test_a_stray_file_breaks_neither_listing_nor_retention(tmp_path: Path)
         "UPDATE tether_messages SET body = '{not json' WHERE position = 1",
         "UPDATE tether_messages SET format = 7 WHERE position = 1",
         "UPDATE tether_messages SET role = 'robot' WHERE position = 1",
-        "UPDATE tether_messages SET body = '{\"role\": \"user\"}' WHERE position = 1",
+        'UPDATE tether_messages SET body = \'{"role": "user"}\' WHERE position = 1',
     ],
 )
 async def test_a_damaged_sqlite_row_is_a_typed_error(tmp_path: Path, damage: str) -> None:

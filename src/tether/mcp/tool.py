@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..tools.tool import Tool
@@ -29,13 +29,15 @@ class McpTool:
     name: str
     description: str
     input_schema: Mapping[str, Any]
-    handler: Callable[[dict[str, Any]], Any] = field(default=_echo_args, repr=False)
+    handler: Callable[[dict[str, Any]], Any] | None = None
 
     def __post_init__(self) -> None:
-        if not callable(self.handler):
+        if self.handler is None:
+            object.__setattr__(self, "handler", _echo_args)
+        elif not callable(self.handler):
             raise TypeError(
-                f"McpTool {self.name!r}: handler must be callable, got {self.handler!r} "
-                "(leave it out for a tool that gives back its arguments)"
+                f"McpTool {self.name!r}: handler must be callable or None, got {self.handler!r} "
+                "(None: a tool that gives back its arguments)"
             )
         if not isinstance(self.input_schema, Mapping):
             raise TypeError(f"McpTool {self.name!r}: input_schema must be a JSON Schema object")
@@ -52,7 +54,7 @@ class McpTool:
     def as_tool(self) -> Tool:
         """This tool as the loop runs it: an MCP-shaped result (``{"content": [...],
         "isError": ...}``) reaches the model as a server's would (``reduce_mcp_result``)."""
-        handler = self.handler
+        handler = self.handler or _echo_args
 
         async def call(**args: Any) -> Any:
             value = handler(args)

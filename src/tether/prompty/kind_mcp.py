@@ -87,8 +87,15 @@ class McpKind:
             command, args, env = _stdio_settings(connection)
             cwd = None if agent.source is None else str(Path(agent.source).parent)
             stdio_key = ("stdio", command, tuple(args), tuple(sorted(env.items())), cwd)
-            limits = {"timeout": self.timeout, "connect_timeout": self.connect_timeout}
-            return stdio_key, lambda: McpStdio(command, args, env, cwd=cwd, name=name, **limits)
+            return stdio_key, lambda: McpStdio(
+                command,
+                args,
+                env,
+                cwd=cwd,
+                name=name,
+                timeout=self.timeout,
+                connect_timeout=self.connect_timeout,
+            )
         if connection.kind not in _HTTP_KINDS or not connection.endpoint:
             raise ToolKindError(
                 f"MCP tool {definition.name!r}: connection kind {connection.kind!r} is not "
@@ -100,8 +107,14 @@ class McpKind:
         check_env_credentials(definition.name, url, [token, *given])
         headers = _strings(raw_headers, "connection.headers")
         http_key = ("http", url, token, tuple(sorted(headers.items())))
-        limits = {"timeout": self.timeout, "connect_timeout": self.connect_timeout}
-        return http_key, lambda: McpStreamable(url, token, headers, name=name, **limits)
+        return http_key, lambda: McpStreamable(
+            url,
+            token,
+            headers,
+            name=name,
+            timeout=self.timeout,
+            connect_timeout=self.connect_timeout,
+        )
 
 
 def _callable(tool_def: ToolDefinition) -> McpTool:
