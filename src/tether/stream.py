@@ -149,10 +149,7 @@ class AgentStream:
         (``StreamError`` from it, for a stream made from events alone)."""
         state = self._state
         if isinstance(state, _Seen):
-            await self._until_error(state)
-            failure = state.failure()
-            if failure is not None:
-                raise failure
+            await self._read_events(state)
             return state.answer()
         async for _ in self._events:
             pass
@@ -166,10 +163,7 @@ class AgentStream:
         they carried an ``Error``, or ended without a ``SessionEndEvent``."""
         state = self._state
         if isinstance(state, _Seen):
-            await self._until_error(state)
-            failure = state.failure()
-            if failure is not None:
-                raise failure
+            await self._read_events(state)
             if state.end is None:
                 raise StreamError("the stream ended without a SessionEndEvent")
             return state.end
@@ -181,14 +175,17 @@ class AgentStream:
             end = SessionEndEvent(stop, state.usage, state.error, state.iterations)
         return end
 
-    async def _until_error(self, seen: _Seen) -> None:
-        """Read the events to their end, or to an ``Error`` (then the stream is closed)."""
+    async def _read_events(self, seen: _Seen) -> None:
+        """Read the events to their end, or to an ``Error``: then close the stream and raise
+        the ``StreamError`` for it."""
         if seen.error is None:
             async for _ in self._events:
                 if seen.error is not None:
                     break
-        if seen.error is not None:
+        failure = seen.failure()
+        if failure is not None:
             await self.aclose()
+            raise failure
 
     async def aclose(self) -> None:
         """Stop the run; the context is left valid (interrupted calls get error results). A
