@@ -120,6 +120,22 @@ async def test_a_text_answer_from_a_stream_chat_client() -> None:
     assert isinstance(session.client, ChatClientTransport)
 
 
+async def test_calls_without_ids_get_ids_of_their_own_and_each_its_result() -> None:
+    seen: list[dict[str, Any]] = []
+    calls = [
+        {"name": "get_weather", "arguments": {"city": "Oslo"}},
+        {"id": "", "name": "get_weather", "arguments": {"city": "Rome"}},
+    ]
+    client = FakeClient(Turn([], calls), Turn(["done"]))
+    async with AgentSession(client=client, mcp_tools=[weather(seen)]) as session:
+        assert await session.send("two cities") == "done"
+    assert seen == [{"city": "Oslo"}, {"city": "Rome"}]
+    messages, _ = client.sent[1]
+    ids = [c["id"] for c in messages[1]["tool_calls"]]
+    assert len(set(ids)) == 2 and all(ids)
+    assert [m["tool_call_id"] for m in messages[2:4]] == ids
+
+
 async def test_a_session_without_tools_sends_none_for_them() -> None:
     client = FakeClient(Turn(["hi"]))
     await AgentSession(client=client).send("hello")
