@@ -7,6 +7,7 @@ shared ones."""
 from __future__ import annotations
 
 import asyncio
+import glob
 import os
 import shutil
 import subprocess
@@ -28,8 +29,11 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.fixture(scope="module")
 def servers() -> Iterator[tuple[Path, dict[str, str]]]:
     """A private PostgreSQL and Redis (their directory and their addresses)."""
-    if shutil.which("redis-server") is None and not os.environ.get(parts.ALL_PARTS):
-        parts.absent("Redis", "scripts/services.sh installs it with apt")
+    if not os.environ.get(parts.ALL_PARTS):  # never let a bare pytest reach for apt-get
+        if shutil.which("redis-server") is None:
+            parts.absent("Redis", "no redis-server")
+        if shutil.which("initdb") is None and not glob.glob("/usr/lib/postgresql/*/bin/initdb"):
+            parts.absent("PostgreSQL", "no initdb")
     place = Path(tempfile.mkdtemp(prefix="tether-restart-"))  # reachable by the postgres user
     started = subprocess.run(
         ["bash", str(SERVICES), "start", str(place)], capture_output=True, text=True, check=False
