@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .blocking import run_blocking
 from .config import AgentConfig
 from .context import ContextStore, MemoryContextStore
 from .dispatch import dispatcher_for, run_calls, tools_by_name
@@ -84,8 +84,9 @@ class Agent(AgentConfig):
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
     ) -> str:
-        """``run`` for code without an event loop (scripts, notebooks without one running)."""
-        return asyncio.run(self.run(user_message, context, cancel=cancel, steering=steering))
+        """``run`` from sync code; inside a running event loop (a notebook, an async app) the run
+        goes on a fresh loop in a worker thread (``run_blocking``)."""
+        return run_blocking(self.run(user_message, context, cancel=cancel, steering=steering))
 
     async def dispatch_tools(
         self, blocks: Sequence[ToolUseBlock], iteration: int
