@@ -4,6 +4,7 @@ only point down."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,25 @@ from pathlib import Path
 import tether
 
 SRC = Path(tether.__file__).parent
+README = SRC.parent.parent / "README.md"
+
+# The modules users import from. Every other module is internal (engine parts whose names may
+# move): what users need of it is re-exported by ``tether`` or one of these.
+PUBLIC_MODULES = (
+    "tether",
+    "tether.cli",
+    "tether.durable",
+    "tether.local",
+    "tether.loop",  # ``Run.events()``, for a door that drives a run an iteration at a time
+    "tether.prompty",
+    "tether.session",
+    "tether.skills",
+    "tether.skills.hooks",
+    "tether.stores",
+    "tether.testing",
+    "tether.tracing",
+    "tether.transports",
+)
 
 
 def test_design_names_import() -> None:
@@ -106,6 +126,74 @@ def test_dunder_all_is_complete_and_resolvable() -> None:
         and n not in {"TYPE_CHECKING", "Any"}
     }
     assert public <= set(tether.__all__), public - set(tether.__all__)
+
+
+def _lazy_table(tree: ast.Module) -> dict[str, str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_LAZY":
+            table = ast.literal_eval(node.value)
+            assert isinstance(table, dict)
+            return table
+    raise AssertionError("tether/__init__.py has no _LAZY table")
+
+
+def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
+    """Name -> module (relative to ``tether``) of the imports under ``if TYPE_CHECKING:``."""
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.level == 1, ast.unparse(imp)
+                for alias in imp.names:
+                    # ``X as X``: the form a strict type checker reads as a re-export
+                    assert alias.asname == alias.name, ast.unparse(imp)
+                    found[alias.name] = imp.module or ""
+    return found
+
+
+def test_public_names_come_from_one_table() -> None:
+    tree = ast.parse((SRC / "__init__.py").read_text())
+    table = _lazy_table(tree)
+    assert _type_checking_imports(tree) == table
+    assert sorted(tether.__all__) == sorted([*table, "__version__"])
+    assert set(dir(tether)) >= set(table)
+
+
+def test_names_users_write_are_exported() -> None:
+    from tether import GuardDecision, RunRequest
+    from tether.middleware import RunRequest as FromMiddleware
+    from tether.tools.decisions import GuardDecision as FromDecisions
+
+    assert RunRequest is FromMiddleware
+    assert GuardDecision == FromDecisions
+
+
+def _readme_modules() -> set[str]:
+    """Every module of the package the README names, in code (``from tether import prompty``
+    too) or in text (``tether.loop.Run.events()`` names ``tether.loop``)."""
+    modules = _modules()
+    text = README.read_text()
+    named = [m.group(0).split(".")[1:] for m in re.finditer(r"\btether(?:\.[A-Za-z_]\w*)*", text)]
+    for code in re.findall(r"```python\n(.*?)```", text, re.S):
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.ImportFrom) and node.module == "tether":
+                named.extend([a.name] for a in node.names if a.name in modules)
+    return {".".join(["tether", *filter(None, [_resolve(".".join(p), modules)])]) for p in named}
+
+
+def test_the_readme_imports_from_public_modules_only() -> None:
+    assert _readme_modules() == set(PUBLIC_MODULES)
+
+
+def test_the_package_docstring_lists_the_public_modules() -> None:
+    doc = tether.__doc__ or ""
+    listed = doc.split("Public modules:", 1)[1].split("Every other module")[0]
+    assert sorted(re.findall(r"``([\w.]+)``", listed)) == sorted(PUBLIC_MODULES)
+
+
+def test_public_modules_import() -> None:
+    out = _fresh(f"import importlib; [importlib.import_module(m) for m in {PUBLIC_MODULES!r}]")
+    assert out == ""
 
 
 def _fresh(code: str) -> str:

@@ -2,6 +2,12 @@
 
 Every name here loads on first use, so ``import tether`` stays light and importing one layer
 (``tether.messages``, say) never pulls in the engine above it.
+
+Public modules: ``tether``, ``tether.cli``, ``tether.durable``, ``tether.local``, ``tether.loop``,
+``tether.prompty``, ``tether.session``, ``tether.skills``, ``tether.skills.hooks``,
+``tether.stores``, ``tether.testing``, ``tether.tracing``, ``tether.transports``.
+Every other module is internal: its names may move; import them from ``tether`` or a public
+module.
 """
 
 from __future__ import annotations
@@ -9,144 +15,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .agent import Agent
-    from .budget import CharBudget, ContextPolicy, Trim
-    from .clock import Clock, SystemClock
-    from .context import ContextStore, MemoryContextStore
-    from .control import CancellationToken, Steering
-    from .errors import (
-        GuardrailError,
-        MaxIterationsError,
-        ModelStopError,
-        RunCancelled,
-        StreamContractError,
-        StreamError,
-        TetherError,
-        ToolArgumentError,
-        ToolNotFoundError,
-        TransportError,
-    )
-    from .events import (
-        ContextTrimmed,
-        Error,
-        IterationEnd,
-        IterationStart,
-        ReasoningDelta,
-        Retrying,
-        SessionEndEvent,
-        SteeringInjected,
-        StreamEvent,
-        TextDelta,
-        ToolDispatch,
-        ToolInputDelta,
-        ToolProgress,
-        ToolResult,
-        ToolUseStart,
-    )
-    from .mcp import McpError, McpStdio, McpStreamable, McpTool
-    from .messages import (
-        AudioBlock,
-        ContentBlock,
-        ImageBlock,
-        Message,
-        ReasoningBlock,
-        TextBlock,
-        ToolResultBlock,
-        ToolUseBlock,
-    )
-    from .middleware import Middleware, ModelRequest, ToolRequest
-    from .providers import transport
-    from .session import AgentSession, ConversationStore, OutputValidationError, ToolCallContext
-    from .stream import AgentStream
-    from .tools.decorator import tool
-    from .tools.guards import Allow, CheckGuard, Deny, Guard, PermissionGuard, Rewrite, ToolCall
-    from .tools.progress import report_progress
-    from .tools.selector import ToolSelector, ToolSource
-    from .tools.tool import Tool
-    from .transports.base import CompletionTransport
-    from .transports.retry import RetryPolicy
-    from .types import StopReason, ToolSpec, Usage
-
-__version__ = "0.1.0"
-
-__all__ = [
-    "Agent",
-    "AgentSession",
-    "AgentStream",
-    "Allow",
-    "AudioBlock",
-    "CancellationToken",
-    "CharBudget",
-    "CheckGuard",
-    "Clock",
-    "CompletionTransport",
-    "ContentBlock",
-    "ContextPolicy",
-    "ContextStore",
-    "ContextTrimmed",
-    "ConversationStore",
-    "Deny",
-    "Error",
-    "Guard",
-    "GuardrailError",
-    "ImageBlock",
-    "IterationEnd",
-    "IterationStart",
-    "MaxIterationsError",
-    "McpError",
-    "McpStdio",
-    "McpStreamable",
-    "McpTool",
-    "MemoryContextStore",
-    "Message",
-    "Middleware",
-    "ModelRequest",
-    "ModelStopError",
-    "OutputValidationError",
-    "PermissionGuard",
-    "ReasoningBlock",
-    "ReasoningDelta",
-    "RetryPolicy",
-    "Retrying",
-    "Rewrite",
-    "RunCancelled",
-    "SessionEndEvent",
-    "Steering",
-    "SteeringInjected",
-    "StopReason",
-    "StreamContractError",
-    "StreamError",
-    "StreamEvent",
-    "SystemClock",
-    "TetherError",
-    "TextBlock",
-    "TextDelta",
-    "Tool",
-    "ToolArgumentError",
-    "ToolCall",
-    "ToolCallContext",
-    "ToolDispatch",
-    "ToolInputDelta",
-    "ToolNotFoundError",
-    "ToolProgress",
-    "ToolRequest",
-    "ToolResult",
-    "ToolResultBlock",
-    "ToolSelector",
-    "ToolSource",
-    "ToolSpec",
-    "ToolUseBlock",
-    "ToolUseStart",
-    "TransportError",
-    "Trim",
-    "Usage",
-    "__version__",
-    "report_progress",
-    "tool",
-    "transport",
-]
-
+# The public names, each with the module it loads from. ``__all__`` is this table; the imports
+# below repeat it for type checkers only (tests/test_public_api.py keeps the two equal).
 _LAZY = {
     "Agent": "agent",
     "AgentSession": "session",
@@ -166,6 +36,7 @@ _LAZY = {
     "Deny": "tools.guards",
     "Error": "events",
     "Guard": "tools.guards",
+    "GuardDecision": "tools.decisions",
     "GuardrailError": "errors",
     "ImageBlock": "messages",
     "IterationEnd": "events",
@@ -188,6 +59,7 @@ _LAZY = {
     "Retrying": "events",
     "Rewrite": "tools.guards",
     "RunCancelled": "errors",
+    "RunRequest": "middleware",
     "SessionEndEvent": "events",
     "Steering": "control",
     "SteeringInjected": "events",
@@ -222,6 +94,88 @@ _LAZY = {
     "tool": "tools.decorator",
     "transport": "providers",
 }
+
+if TYPE_CHECKING:
+    from .agent import Agent as Agent
+    from .budget import CharBudget as CharBudget
+    from .budget import ContextPolicy as ContextPolicy
+    from .budget import Trim as Trim
+    from .clock import Clock as Clock
+    from .clock import SystemClock as SystemClock
+    from .context import ContextStore as ContextStore
+    from .context import MemoryContextStore as MemoryContextStore
+    from .control import CancellationToken as CancellationToken
+    from .control import Steering as Steering
+    from .errors import GuardrailError as GuardrailError
+    from .errors import MaxIterationsError as MaxIterationsError
+    from .errors import ModelStopError as ModelStopError
+    from .errors import RunCancelled as RunCancelled
+    from .errors import StreamContractError as StreamContractError
+    from .errors import StreamError as StreamError
+    from .errors import TetherError as TetherError
+    from .errors import ToolArgumentError as ToolArgumentError
+    from .errors import ToolNotFoundError as ToolNotFoundError
+    from .errors import TransportError as TransportError
+    from .events import ContextTrimmed as ContextTrimmed
+    from .events import Error as Error
+    from .events import IterationEnd as IterationEnd
+    from .events import IterationStart as IterationStart
+    from .events import ReasoningDelta as ReasoningDelta
+    from .events import Retrying as Retrying
+    from .events import SessionEndEvent as SessionEndEvent
+    from .events import SteeringInjected as SteeringInjected
+    from .events import StreamEvent as StreamEvent
+    from .events import TextDelta as TextDelta
+    from .events import ToolDispatch as ToolDispatch
+    from .events import ToolInputDelta as ToolInputDelta
+    from .events import ToolProgress as ToolProgress
+    from .events import ToolResult as ToolResult
+    from .events import ToolUseStart as ToolUseStart
+    from .mcp import McpError as McpError
+    from .mcp import McpStdio as McpStdio
+    from .mcp import McpStreamable as McpStreamable
+    from .mcp import McpTool as McpTool
+    from .messages import AudioBlock as AudioBlock
+    from .messages import ContentBlock as ContentBlock
+    from .messages import ImageBlock as ImageBlock
+    from .messages import Message as Message
+    from .messages import ReasoningBlock as ReasoningBlock
+    from .messages import TextBlock as TextBlock
+    from .messages import ToolResultBlock as ToolResultBlock
+    from .messages import ToolUseBlock as ToolUseBlock
+    from .middleware import Middleware as Middleware
+    from .middleware import ModelRequest as ModelRequest
+    from .middleware import RunRequest as RunRequest
+    from .middleware import ToolRequest as ToolRequest
+    from .providers import transport as transport
+    from .session import AgentSession as AgentSession
+    from .session import ConversationStore as ConversationStore
+    from .session import OutputValidationError as OutputValidationError
+    from .session import ToolCallContext as ToolCallContext
+    from .stream import AgentStream as AgentStream
+    from .tools.decisions import GuardDecision as GuardDecision
+    from .tools.decorator import tool as tool
+    from .tools.guards import Allow as Allow
+    from .tools.guards import CheckGuard as CheckGuard
+    from .tools.guards import Deny as Deny
+    from .tools.guards import Guard as Guard
+    from .tools.guards import PermissionGuard as PermissionGuard
+    from .tools.guards import Rewrite as Rewrite
+    from .tools.guards import ToolCall as ToolCall
+    from .tools.progress import report_progress as report_progress
+    from .tools.selector import ToolSelector as ToolSelector
+    from .tools.selector import ToolSource as ToolSource
+    from .tools.tool import Tool as Tool
+    from .transports.base import CompletionTransport as CompletionTransport
+    from .transports.retry import RetryPolicy as RetryPolicy
+    from .types import StopReason as StopReason
+    from .types import ToolSpec as ToolSpec
+    from .types import Usage as Usage
+
+__version__ = "0.1.0"
+
+__all__ = list(_LAZY)
+__all__.append("__version__")
 
 
 def __getattr__(name: str) -> Any:
