@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tether.transports.anthropic import AnthropicCodec
-from tether.transports.openai_chat import OpenAIChatCodec
+from tether.transports.codecs.anthropic import AnthropicCodec
+from tether.transports.codecs.openai_chat import OpenAIChatCodec
 from tether.transports.sse import SSEDecoder
 
 

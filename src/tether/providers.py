@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .transports.base import CompletionTransport
-from .transports.http import resolve_api_key
+from .transports.credentials import resolve_api_key
 
 __all__ = ["ENDPOINTS", "Endpoint", "transport"]
 

@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 
 from tether import IterationEnd, Message, StreamEvent, TextDelta
-from tether.transports.http import HttpTransport, StreamDecoder
+from tether.transports.codecs.protocol import StreamDecoder
+from tether.transports.http import HttpTransport
 from tether.transports.sse import SSEEvent
 
 

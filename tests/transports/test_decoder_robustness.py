@@ -24,7 +24,7 @@ from tether.events import (
     ToolUseStart,
 )
 from tether.transports.anthropic import AnthropicCodec
-from tether.transports.http import WireCodec
+from tether.transports.codecs.protocol import WireCodec
 from tether.transports.openai_chat import OpenAIChatCodec
 from tether.transports.openai_responses import OpenAIResponsesCodec
 from tether.transports.sse import SSEDecoder, SSEEvent

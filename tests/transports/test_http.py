@@ -51,10 +51,12 @@ from tether.errors import (
 )
 from tether.events import Error, IterationEnd, Retrying, SessionEndEvent, StreamEvent, TextDelta
 from tether.messages import Message
-from tether.transports.http import HttpTransport, WireCodec, error_from_response
+from tether.transports.codecs.protocol import WireCodec
+from tether.transports.http import HttpTransport
 from tether.transports.options import ModelOptions
 from tether.transports.retry import RetryPolicy
 from tether.transports.sse import SSEEvent
+from tether.transports.status import error_from_response
 from tether.types import StopReason, ToolSpec, Usage
 
 KEY = "sk-test-SECRET-0123456789abcdef"

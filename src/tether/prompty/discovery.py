@@ -325,7 +325,7 @@ def _endpoint_and_key(
 
 
 def _resolve_key(key: str | None, env_var: str, endpoint: str, default: str) -> str | None:
-    from ..transports.http import resolve_api_key  # noqa: PLC0415
+    from ..transports.credentials import resolve_api_key  # noqa: PLC0415
 
     return resolve_api_key(key, env_var or None, endpoint, default)
 
@@ -358,7 +358,7 @@ async def _get_json(
     import httpx  # noqa: PLC0415
 
     from ..errors import ConnectionFailedError, TransportError  # noqa: PLC0415
-    from ..transports.http import error_from_response  # noqa: PLC0415
+    from ..transports.status import error_from_response  # noqa: PLC0415
 
     try:
         async with client.stream("GET", url, headers=headers, params=params) as response:

@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import StreamContractError
 from ..events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
 from ..messages import Message
-from ..transports.openai_chat import OpenAIChatCodec
+from ..transports.codecs.openai_chat import OpenAIChatCodec
 from ..transports.options import ModelOptions
 from ..types import StopReason, ToolSpec, Usage
 

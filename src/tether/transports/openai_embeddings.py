@@ -15,12 +15,11 @@ from typing import Any, ClassVar
 
 from ..messages import Message, TextBlock
 from ..types import ZERO_USAGE, Usage
-from .http import (
+from .fields import (
     SHAPE_ERRORS,
     array,
     block_index,
     count,
-    error_from_payload,
     malformed,
     mapping,
     quote,
@@ -28,6 +27,7 @@ from .http import (
     wrong,
 )
 from .openai_media import OpenAIMediaClient, merge_options
+from .status import error_from_payload
 
 __all__ = [
     "Embeddings",

@@ -12,17 +12,9 @@ from typing import Any, ClassVar
 
 from ..messages import Message, TextBlock
 from ..types import ZERO_USAGE, Usage
-from .http import (
-    SHAPE_ERRORS,
-    array,
-    count,
-    error_from_payload,
-    malformed,
-    mapping,
-    quote,
-    string,
-)
+from .fields import SHAPE_ERRORS, array, count, malformed, mapping, quote, string
 from .openai_media import OpenAIMediaClient, merge_options
+from .status import error_from_payload
 
 __all__ = [
     "GeneratedImage",

@@ -16,7 +16,9 @@ import httpx
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import ConnectionFailedError, TransportError
-from .http import DEFAULT_DEADLINE, HttpTransport, WireCodec, redact_headers
+from .codecs.protocol import WireCodec
+from .credentials import redact_headers
+from .http import DEFAULT_DEADLINE, HttpTransport
 from .openai_chat import OpenAIChatCodec, OpenAIChatTransport
 from .retry import RetryPolicy
 
