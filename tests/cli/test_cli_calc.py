@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tether.cli.calc import MAX_EXPRESSION_CHARS, CalculationError, evaluate, format_number
+from tether.cli.demo.calc import MAX_EXPRESSION_CHARS, CalculationError, evaluate, format_number
 
 
 @pytest.mark.parametrize(

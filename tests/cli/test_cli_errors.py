@@ -14,7 +14,7 @@ from rich.console import Console
 
 from tether.cli import main
 from tether.cli.app import build_agent, run_turn
-from tether.cli.demo_tools import current_time, demo_tools
+from tether.cli.demo.tools import current_time, demo_tools
 from tether.cli.render import RichRenderer
 from tether.testing import Call, Reply, ScriptedTransport
 

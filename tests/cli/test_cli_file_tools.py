@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tether import Agent
-from tether.cli.demo_tools import OutsideRootError, demo_tools, resolve_inside
+from tether.cli.demo.tools import OutsideRootError, demo_tools, resolve_inside
 from tether.messages import ToolUseBlock
 from tether.testing import ScriptedTransport
 

@@ -71,10 +71,10 @@ def test_a_relative_file_path(tools_file: Path, monkeypatch: pytest.MonkeyPatch)
         (":attr", "expects MODULE:ATTR"),
         ("missing_dir/missing.py:x", "no such file"),
         ("tether_no_such_module_xyz:x", "no module named 'tether_no_such_module_xyz'"),
-        ("tether.cli.calc:no_such_attr", "has no attribute 'no_such_attr'"),
-        ("tether.cli.calc:MAX_EXPRESSION_CHARS", "is a int, not a Tool"),
-        ("tether.cli.calc:CalculationError", "is a type, not a Tool"),
-        ("tether.cli.calc:1bad", "not an attribute name"),
+        ("tether.cli.demo.calc:no_such_attr", "has no attribute 'no_such_attr'"),
+        ("tether.cli.demo.calc:MAX_EXPRESSION_CHARS", "is a int, not a Tool"),
+        ("tether.cli.demo.calc:CalculationError", "is a type, not a Tool"),
+        ("tether.cli.demo.calc:1bad", "not an attribute name"),
         ("not a module:x", "not a module name"),
     ],
 )
@@ -108,7 +108,7 @@ def test_merge_user_tools_replace_demo_ones() -> None:
         """My own calculator."""
         return expression
 
-    from tether.cli.demo_tools import demo_tools
+    from tether.cli.demo.tools import demo_tools
 
     merged = merge_tools(demo_tools(Path()), [calculate])
     assert [t.name for t in merged].count("calculate") == 1

@@ -18,7 +18,7 @@ from rich.console import Console
 from tether import Message, TextBlock, ToolResultBlock, ToolUseBlock, tool
 from tether.cli.app import build_agent, command_run, describe_error, interruptible, run_turn
 from tether.cli.chat import ChatSession
-from tether.cli.demo_tools import demo_tools
+from tether.cli.demo.tools import demo_tools
 from tether.cli.render import JsonRenderer, RichRenderer, TurnOutcome, format_call
 from tether.errors import AuthenticationError, ConnectionFailedError, MaxIterationsError
 from tether.events import ToolDispatch, ToolResult

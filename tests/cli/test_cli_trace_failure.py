@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from tether.cli.app import build_agent, command_run
-from tether.cli.demo_tools import demo_tools
+from tether.cli.demo.tools import demo_tools
 from tether.testing import Call, Reply, ScriptedTransport
 
 

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from tether.cli.demo_tools import convert_units, current_time
-from tether.cli.units import UnitError, convert
+from tether.cli.demo.tools import convert_units, current_time
+from tether.cli.demo.units import UnitError, convert
 from tether.messages import ToolUseBlock
 
 

@@ -27,7 +27,7 @@ from ..tracing import Recorder
 from ..transports.base import CompletionTransport
 from ..types import ZERO_USAGE, Usage
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandError, UsageError
-from .demo_tools import demo_tools
+from .demo import demo_tools
 from .loading import load_tool_spec, merge_tools
 from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome
 from .terminal import safe
