@@ -12,7 +12,7 @@ from typing import Protocol, runtime_checkable
 
 from .messages import Message
 
-__all__ = ["ContextStore", "MemoryContextStore", "new_session_id"]
+__all__ = ["ContextStore", "MemoryContextStore", "SessionOpener", "new_session_id"]
 
 
 def new_session_id() -> str:
@@ -43,6 +43,16 @@ class ContextStore(Protocol):
 
     async def clear(self) -> None:
         """Remove every message."""
+        ...
+
+
+@runtime_checkable
+class SessionOpener(Protocol):
+    """What opens one conversation by id: every tether store, or a store of the caller's own
+    (``AgentSession(store=...)`` tells it from a snapshot keeper by its ``open``)."""
+
+    async def open(self, session_id: str) -> ContextStore:
+        """The conversation ``session_id`` (made empty when the store does not know it)."""
         ...
 
 

@@ -25,6 +25,7 @@ from ..errors import ConflictError
 from ..events import StreamEvent
 from ..messages import Message, ToolUseBlock
 from ..middleware import ModelRequest, as_generator, call_transport, model_chain
+from ..stores.base import SessionRows
 from ..tools.selector import read_tools
 from ..tracing.ambient import with_ambient
 from .call import CURRENT, DurableCall
@@ -53,7 +54,7 @@ def activity_names(name: str) -> dict[str, str]:
 class AgentActivities:
     """The activities of one durable agent; ``definitions()`` gives them to a worker."""
 
-    def __init__(self, agent: Agent, name: str, store: Any = None) -> None:
+    def __init__(self, agent: Agent, name: str, store: SessionRows | None = None) -> None:
         self.agent = agent
         self.names = activity_names(name)
         self.store = store
@@ -135,12 +136,12 @@ class AgentActivities:
 
     async def append(self, item: Appended) -> int:
         """Store one message at its position; a retry that finds it there already succeeds."""
-        message = message_from_dict(item.message)
-        await self.store.open(item.session)  # made if new
+        message, store = message_from_dict(item.message), self._rows()
+        await store.open(item.session)  # made if new
         try:
-            return int(await self.store.append_at(item.session, item.position, message))
+            return int(await store.append_at(item.session, item.position, message))
         except ConflictError:
-            now = await self.store.open(item.session)
+            now = await store.open(item.session)
             if (await now.get_history())[-1:] == [message]:
                 return int(now.position)  # an earlier attempt stored it, then its worker died
             raise ApplicationError(
@@ -150,9 +151,14 @@ class AgentActivities:
                 non_retryable=True,
             ) from None
 
+    def _rows(self) -> SessionRows:
+        """The store: the activities that use it are defined only when there is one."""
+        assert self.store is not None
+        return self.store
+
     async def load(self, page: LoadPage) -> StoredPage:
         """A page of a stored session (created when new) and its next position."""
-        context = await self.store.open(page.session)
+        context = await self._rows().open(page.session)
         history = await context.get_history()
         chosen = history[page.start : page.start + page.limit]
         return StoredPage([message_to_dict(m) for m in chosen], int(context.position))

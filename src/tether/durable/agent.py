@@ -14,6 +14,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from ..agent import Agent
+from ..stores.base import SessionRows
 from ..tools.tool import Tool
 from .activities import AgentActivities, activity_names
 from .client import DurableRun
@@ -43,14 +44,14 @@ class TemporalAgent:
         agent: Agent,
         *,
         name: str | None = None,
-        store: Any = None,
+        store: SessionRows | None = None,
         approval: Approval | None = None,
         options: DurableOptions | None = None,
     ) -> None:
         name = agent.name if name is None else name
         if not name or any(c.isspace() for c in name):
             raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
-        if store is not None and not all(hasattr(store, a) for a in ("open", "append_at")):
+        if store is not None and not isinstance(store, SessionRows):
             raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
         self.agent = agent
         self.name = name

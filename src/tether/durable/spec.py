@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from ..agent import Agent
+from ..stores.base import SessionRows
 from .options import DurableOptions
 
 __all__ = ["Approval", "DurableSpec"]
@@ -22,7 +23,7 @@ class DurableSpec:
 
     agent: Agent
     name: str
-    store: Any
+    store: SessionRows | None
     approval: Approval | None
     options: DurableOptions
     names: Mapping[str, str]

@@ -14,13 +14,13 @@ from types import AsyncGeneratorType
 from typing import Any, Literal, Self, TypeVar, cast, overload
 
 from ..agent import Agent
-from ..context import ContextStore, MemoryContextStore, new_session_id
+from ..context import ContextStore, MemoryContextStore, SessionOpener, new_session_id
 from ..early import CompleteCalls
 from ..errors import ConflictError, MaxIterationsError, TetherError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..messages import Message, TextBlock, ToolUseBlock
 from ..tools.tool import Tool
-from ..transports.base import CompletionTransport
+from ..transports.base import ClosableTransport, CompletionTransport
 from ..types import ZERO_USAGE, Usage
 from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
@@ -70,7 +70,7 @@ class AgentSession:
         approve_tool: ApproveTool | None = None,
         on_mcp_connect: Callable[[Any], Any] | None = None,
         session_id: str | None = None,
-        store: Any = None,
+        store: SessionOpener | ConversationStore | None = None,
         *,
         output_retries: int = 2,
         start_tools_early: bool = False,
@@ -102,7 +102,8 @@ class AgentSession:
         self._ask_early = (
             start_tools_early and approve_tool is not None and execution == "sequential"
         )
-        self._opened = not _opens(store)  # a tether store is opened on entering (or first use)
+        # a tether store is opened on entering (or first use)
+        self._opened = not isinstance(store, SessionOpener)
         self._limited = False  # the last run stopped at the round limit
         self._stale = False  # another writer moved the stored session on: reload it first
         self._one_run = asyncio.Lock()  # one run at a time; a left stream ends before the next
@@ -126,7 +127,7 @@ class AgentSession:
     def load(
         cls,
         *,
-        store: Any,
+        store: SessionOpener | ConversationStore,
         session_id: str | None = None,
         model: str | None = None,
         client: CompletionTransport | ChatClient | str | None = None,
@@ -143,7 +144,11 @@ class AgentSession:
         if given is None:
             raise TypeError("AgentSession.load takes exactly one of model= or client=")
         session = cls(given, store=store, session_id=session_id, **options)
-        if session_id is not None and isinstance(store, ConversationStore) and not _opens(store):
+        if (
+            session_id is not None
+            and isinstance(store, ConversationStore)
+            and not isinstance(store, SessionOpener)
+        ):
             try:
                 loaded = store.load(session_id)
             except _UNKNOWN:
@@ -203,16 +208,16 @@ class AgentSession:
             await self._close_client()
 
     async def _close_client(self) -> None:
-        close = getattr(self.client, "aclose", None) if self._owns_client else None
-        if close is not None:
-            await close()
+        if self._owns_client and isinstance(self.client, ClosableTransport):
+            await self.client.aclose()
 
     async def _open_store(self) -> None:
         if self._pending is not None:
             pending, self._pending = self._pending, None
             await pending
         if not self._opened or self._stale:
-            self._context = await self.store.open(self.session_id)
+            # only a store that opens sessions is left unopened or goes stale
+            self._context = await cast(SessionOpener, self.store).open(self.session_id)
             self._messages = await self._context.get_history()
             self._opened, self._stale = True, False
 
@@ -280,7 +285,7 @@ class AgentSession:
         store keeps every message as it is appended: nothing is left to do."""
         if self.store is None:
             raise ValueError("this session has no store to save to (pass store=)")
-        if _opens(self.store):
+        if isinstance(self.store, SessionOpener):
             return None
         snapshot = snapshot_of(self.session_id, self.system, self._messages)
         done = self.store.save(self.session_id, snapshot)
@@ -409,8 +414,3 @@ def _is_chat_scope(client: Any) -> bool:
         and hasattr(kind, "__aenter__")
         and hasattr(kind, "__aexit__")
     )
-
-
-def _opens(store: Any) -> bool:
-    """A tether store (``open(session_id)`` gives a ``ContextStore``), not a snapshot keeper."""
-    return store is not None and callable(getattr(store, "open", None))

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from ..codec import message_from_json, message_to_dict, message_to_json
 from ..errors import StoreDamagedError, StoreUnavailableError
@@ -20,6 +20,7 @@ __all__ = [
     "PLAIN_TEXT",
     "SessionInfo",
     "SessionRows",
+    "SessionStore",
     "StoredContext",
     "check_session_id",
     "damaged",
@@ -162,6 +163,7 @@ def check_session_id(session_id: object) -> str:
     return session_id
 
 
+@runtime_checkable
 class SessionRows(Protocol):
     """What a store does for its contexts. ``known`` is where a writer last left a session (its
     next position, or a file's size); a store refuses an append at a stale ``known`` with
@@ -176,6 +178,20 @@ class SessionRows(Protocol):
     async def copy_of(self, messages: Sequence[Message]) -> StoredContext: ...
 
     async def open(self, session_id: str | None = None) -> StoredContext: ...
+
+
+@runtime_checkable
+class SessionStore(SessionRows, Protocol):
+    """A tether store (``SQLiteStore``, ``FileStore``, ``PostgresStore``, ``RedisStore``):
+    sessions opened by id, listed and deleted."""
+
+    async def sessions(self) -> list[SessionInfo]:
+        """Every stored session, as ``SessionInfo``."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Remove the session ``session_id``; whether there was one."""
+        ...
 
 
 class StoredContext:
