@@ -24,7 +24,7 @@ from ..messages import Message
 from ..middleware import Middleware
 from ..tools.tool import Tool
 from ..tracing import Recorder
-from ..transports.base import CompletionTransport
+from ..transports.base import ClosableTransport, CompletionTransport
 from ..types import ZERO_USAGE, Usage
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandError, UsageError
 from .demo import demo_tools
@@ -226,11 +226,10 @@ def build_agent(
 
 async def close_transport(transport: CompletionTransport) -> None:
     """Close the transport's connections, if it has any."""
-    close = getattr(transport, "aclose", None)
-    if close is None:
+    if not isinstance(transport, ClosableTransport):
         return
     try:
-        await close()
+        await transport.aclose()
     except Exception:
         logging.getLogger("tether.cli").debug("closing the transport failed", exc_info=True)
 

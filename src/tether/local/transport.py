@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from ..events import StreamEvent
 from ..messages import Message
-from ..transports.base import CompletionTransport
+from ..transports.base import ClosableTransport, CompletionTransport
 from ..types import ToolSpec
 from .model import LocalModel
 
@@ -72,7 +72,7 @@ class LocalTransport:
     async def aclose(self) -> None:
         """Close the HTTP client and stop the model."""
         inner, self._inner = self._inner, None
-        if inner is not None and hasattr(inner, "aclose"):
+        if isinstance(inner, ClosableTransport):
             await inner.aclose()
         await self.local.stop()
 

@@ -9,6 +9,7 @@ from typing import Any
 from ..codec import message_to_dict
 from ..messages import Message, ToolResultBlock
 from ..middleware import ModelRequest, RunRequest, ToolRequest
+from ..transports.base import NamesModel, NamesProvider
 from ..types import Usage
 from .redact import redact_value
 
@@ -26,7 +27,8 @@ MAX_CONTENT = 64_000  # characters of one captured value
 
 def _model_of(transport: object) -> dict[str, Any]:
     found: dict[str, Any] = {}
-    provider, model = getattr(transport, "provider", None), getattr(transport, "model", None)
+    provider = transport.provider if isinstance(transport, NamesProvider) else None
+    model = transport.model if isinstance(transport, NamesModel) else None
     if isinstance(provider, str):
         found["gen_ai.provider.name"] = provider
     if isinstance(model, str):

@@ -20,6 +20,7 @@ from ..middleware import (
     ToolRequest,
     as_generator,
 )
+from ..transports.base import NamesModel
 from .attributes import (
     content,
     messages_content,
@@ -82,7 +83,8 @@ class Tracing(Middleware):
     async def wrap_model_call(
         self, request: ModelRequest, call_next: ModelHandler
     ) -> AsyncGenerator[StreamEvent, None]:
-        model = getattr(request.transport, "model", None) or type(request.transport).__name__
+        named = request.transport.model if isinstance(request.transport, NamesModel) else None
+        model = named or type(request.transport).__name__
         span = self.sink.start(
             "model",
             f"chat {model}",

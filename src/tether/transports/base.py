@@ -9,7 +9,7 @@ from ..events import StreamEvent
 from ..messages import Message
 from ..types import ToolSpec
 
-__all__ = ["CompletionTransport"]
+__all__ = ["ClosableTransport", "CompletionTransport", "NamesModel", "NamesProvider"]
 
 
 @runtime_checkable
@@ -26,4 +26,27 @@ class CompletionTransport(Protocol):
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
         """Start one model turn and yield its events."""
+        ...
+
+
+@runtime_checkable
+class NamesModel(Protocol):
+    """A transport that says which model it calls (traces name their spans after it)."""
+
+    model: str
+
+
+@runtime_checkable
+class NamesProvider(Protocol):
+    """A transport that says whose model it calls (``gen_ai.provider.name`` in traces)."""
+
+    provider: str
+
+
+@runtime_checkable
+class ClosableTransport(Protocol):
+    """A transport holding connections: whoever made it closes it with ``aclose``."""
+
+    async def aclose(self) -> None:
+        """Release what the transport holds."""
         ...
