@@ -70,6 +70,17 @@ _SCRIPT = textwrap.dedent(
     chunk = {"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}]}
     streamed = [*decoder.feed(SSEEvent("message", json.dumps(chunk))), *decoder.finish()]
     out["streamed"] = [type(e).__name__ for e in streamed]
+
+    from tether.transports.codecs.openai_embeddings import embedding_request, parse_embeddings
+    from tether.transports.codecs.openai_images import image_request, parse_images
+
+    out["embed_request"] = embedding_request("e", ["a", "b"], {"dimensions": 2})
+    vectors = parse_embeddings(
+        {"data": [{"index": 1, "embedding": [3.0, 4.0]}, {"index": 0, "embedding": [1.0, 2.0]}]}
+    )
+    out["vectors"] = [list(v) for v in vectors.vectors]
+    out["image_request"] = image_request("i", "a cat", {"size": "256x256"})
+    out["image"] = parse_images({"data": [{"url": "https://example.test/cat.png"}]}).result
     print(json.dumps(out))
     """
 )
@@ -90,8 +101,11 @@ def test_every_codec_module_imports_encodes_and_decodes_without_httpx() -> None:
     assert out["httpx"] is True  # and nothing replaced the blocker with the real httpx
     assert out["loaded"] == [
         "tether.transports.codecs.anthropic",
+        "tether.transports.codecs.media_options",
         "tether.transports.codecs.openai_chat",
         "tether.transports.codecs.openai_chat_decode",
+        "tether.transports.codecs.openai_embeddings",
+        "tether.transports.codecs.openai_images",
         "tether.transports.codecs.openai_responses",
         "tether.transports.codecs.protocol",
     ]
@@ -102,3 +116,7 @@ def test_every_codec_module_imports_encodes_and_decodes_without_httpx() -> None:
         assert said["events"][-1] == "IterationEnd", said
         assert said["text"] == "hi", said
     assert out["streamed"] == ["TextDelta", "IterationEnd"]
+    assert out["embed_request"] == {"model": "e", "input": ["a", "b"], "dimensions": 2}
+    assert out["vectors"] == [[1.0, 2.0], [3.0, 4.0]]
+    assert out["image_request"] == {"model": "i", "prompt": "a cat", "size": "256x256"}
+    assert out["image"] == "https://example.test/cat.png"

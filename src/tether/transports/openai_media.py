@@ -16,6 +16,7 @@ import httpx
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import ConnectionFailedError, TransportError
+from .codecs.media_options import merge_options
 from .codecs.protocol import WireCodec
 from .credentials import redact_headers
 from .http import DEFAULT_DEADLINE, HttpTransport
@@ -33,18 +34,6 @@ _DEFAULT_RETRY = RetryPolicy()
 _LOG_BODY = 20000  # characters of a request body logged
 
 log = logging.getLogger("tether.http")
-
-
-def merge_options(
-    body: dict[str, Any], options: Mapping[str, Any] | None, own: tuple[str, ...]
-) -> dict[str, Any]:
-    """``body`` with the provider ``options`` added; an option may not replace an ``own`` field."""
-    if not options:
-        return body
-    clash = sorted(set(own) & set(options))
-    if clash:
-        raise ValueError(f"option(s) {', '.join(clash)} would replace the request's own field(s)")
-    return {**body, **options}
 
 
 class _Endpoint(HttpTransport):
