@@ -13,8 +13,8 @@ import argparse
 import os
 import sys
 import traceback
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from rich.console import Console
 from rich.text import Text
@@ -43,6 +43,9 @@ from .loading import ToolSpecError
 from .sessions import command_sessions
 from .terminal import safe_text
 from .traces import command_trace
+
+if TYPE_CHECKING:
+    from ..agent import Agent
 
 __all__ = ["console", "main"]
 
@@ -78,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return _command(opts, out, err)
+        return COMMANDS[opts.command](opts, out, err)
     except Exception as exc:  # CommandError, and what no command foresaw: one line all the same
         report_error(err, exc, getattr(opts, "verbose", False))
         return EXIT_FAILED
@@ -103,28 +106,55 @@ def _file_run(opts: argparse.Namespace, out: Console, err: Console) -> int:
     return command_run_file(opts, run, transport, out, err)
 
 
-def _command(opts: argparse.Namespace, out: Console, err: Console) -> int:
-    if opts.command == "sessions":
-        return command_sessions(opts, out)
-    if opts.command == "trace":
-        return command_trace(opts, out, err)
-    configure_logging(opts.verbose)
-    if opts.command == "worker":
-        return command_worker(opts, err)
-    if opts.command == "run":
-        from .prompty_run import is_prompty_file  # noqa: PLC0415
+def _sessions(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    return command_sessions(opts, out)
 
-        if is_prompty_file(opts.prompt):
-            return _file_run(opts, out, err)
-        for given, option in ((opts.input, "--input"), (opts.inputs, "--inputs")):
-            if given:
-                return _usage_error(err, UsageError(f"{option} needs a FILE.prompty"), False)
-        if opts.allow_env:
-            return _usage_error(err, UsageError("--allow-env needs a FILE.prompty"), False)
-    if opts.command == "run" and opts.durable:
+
+def _trace(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    return command_trace(opts, out, err)
+
+
+def _worker(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    configure_logging(opts.verbose)
+    return command_worker(opts, err)
+
+
+def _run(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    """``tether run``: a ``.prompty`` file, a durable run, or one turn of the CLI's agent."""
+    configure_logging(opts.verbose)
+    from .prompty_run import is_prompty_file  # noqa: PLC0415
+
+    if is_prompty_file(opts.prompt):
+        return _file_run(opts, out, err)
+    for given, option in ((opts.input, "--input"), (opts.inputs, "--inputs")):
+        if given:
+            return _usage_error(err, UsageError(f"{option} needs a FILE.prompty"), False)
+    if opts.allow_env:
+        return _usage_error(err, UsageError("--allow-env needs a FILE.prompty"), False)
+    if opts.durable:
         return _durable_run(opts, out, err)
+    ready = _prepare(opts, err, with_prompt=True)
+    if isinstance(ready, int):
+        return ready
+    agent, prompt = ready
+    return _interruptible(opts, err, lambda: command_run(opts, agent, out, err, prompt))
+
+
+def _chat(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    configure_logging(opts.verbose)
+    ready = _prepare(opts, err, with_prompt=False)
+    if isinstance(ready, int):
+        return ready
+    agent, _ = ready
+    return _interruptible(opts, err, lambda: command_chat(opts, agent, out, err))
+
+
+def _prepare(
+    opts: argparse.Namespace, err: Console, *, with_prompt: bool
+) -> tuple[Agent, str] | int:
+    """The agent from the options (and the prompt, for ``run``), or the exit code of why not."""
     try:
-        prompt = read_prompt(opts) if opts.command == "run" else ""
+        prompt = read_prompt(opts) if with_prompt else ""
         tools = load_tools(opts)
         transport = make_transport(opts)
     except (UsageError, ToolSpecError) as exc:
@@ -139,16 +169,31 @@ def _command(opts: argparse.Namespace, out: Console, err: Console) -> int:
         max_iterations=opts.max_iterations,
         trace=opts.trace,
     )
+    return agent, prompt
+
+
+def _interruptible(opts: argparse.Namespace, err: Console, command: Callable[[], int]) -> int:
+    """``command``'s exit code; Ctrl-C and errors it lets out end it with theirs."""
     try:
-        if opts.command == "run":
-            return command_run(opts, agent, out, err, prompt)
-        return command_chat(opts, agent, out, err)
+        return command()
     except KeyboardInterrupt:
         err.print(Text("interrupted", style="yellow"))
         return EXIT_INTERRUPTED
     except Exception as exc:
         report_error(err, exc, opts.verbose)
         return EXIT_FAILED
+
+
+Command: TypeAlias = Callable[[argparse.Namespace, Console, Console], int]
+
+# Each subcommand's handler, by the name ``build_parser`` gives it.
+COMMANDS: dict[str, Command] = {
+    "run": _run,
+    "chat": _chat,
+    "worker": _worker,
+    "sessions": _sessions,
+    "trace": _trace,
+}
 
 
 def console() -> NoReturn:
