@@ -4,7 +4,7 @@ wire format, the connection the host and key, the options tether's ``ModelOption
 A key goes only to its connection's endpoint (or, with no endpoint, the provider's own host):
 tether's HTTP transports keep credentials to the host they were built for. A key the file read
 from the environment (``${env:...}``) goes only to the provider's own host (as a key tether
-takes from the environment itself does: ``transports.http.resolve_api_key``), an Azure
+takes from the environment itself does: ``transports.credentials.resolve_api_key``), an Azure
 resource host for ``azure``/``foundry``, or an endpoint that also came from the environment.
 """
 
