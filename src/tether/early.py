@@ -1,13 +1,15 @@
-"""Tool calls started while the model still answers (``start_tools_early`` with parallel
-execution): a call starts once its arguments are complete, that is once a later block of the
-response begins, and the dispatch step takes its task over instead of starting it again."""
+"""When a turn's tool calls start, the one seam the loop calls the same way either way: after
+the answer is stored (``AfterAnswer``), or, with ``start_tools_early`` and parallel execution,
+while the model still answers (``EarlyCalls``): a call starts once its arguments are complete,
+that is once a later block of the response begins, and dispatch takes its task over."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .dispatch import PROGRESS_BACKLOG, ToolDispatcher, in_task
+from .dispatch import PROGRESS_BACKLOG, ToolDispatcher, in_task, in_tasks, run_in_tasks
 from .events import (
     ReasoningDelta,
     StreamEvent,
@@ -16,12 +18,120 @@ from .events import (
     ToolProgress,
     ToolUseStart,
 )
+from .interrupt import survive
 from .messages import ToolResultBlock, ToolUseBlock
 from .turn import StreamedCall, tool_use
 
-__all__ = ["CompleteCalls", "EarlyCalls"]
+if TYPE_CHECKING:
+    from .config import AgentConfig
+    from .tools.tool import Tool
+
+__all__ = [
+    "AfterAnswer",
+    "CallStart",
+    "CompleteCalls",
+    "EarlyCalls",
+    "MakeDispatcher",
+    "call_start",
+]
 
 _INDEXED = (TextDelta, ReasoningDelta, ToolUseStart, ToolInputDelta)
+
+MakeDispatcher = Callable[["dict[str, Tool]", int], ToolDispatcher]
+"""The run's dispatcher for an iteration's tools (by name) and number."""
+
+
+class CallStart(Protocol):
+    """When one turn's tool calls start; the loop calls every kind the same way."""
+
+    def streaming(
+        self,
+        events: AsyncGenerator[StreamEvent, None],
+        make: MakeDispatcher,
+        table: dict[str, Tool],
+        iteration: int,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """The turn's model ``events`` as the loop passes them on (calls may start from them)."""
+
+    def dispatcher(
+        self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
+    ) -> ToolDispatcher:
+        """The dispatcher that runs the turn's calls."""
+
+    def tasks(
+        self,
+        dispatcher: ToolDispatcher,
+        calls: Sequence[ToolUseBlock],
+        results: list[ToolResultBlock | None],
+    ) -> AsyncGenerator[StreamEvent, None] | None:
+        """The calls run in tasks of their own, as events; None: run them one after another."""
+
+    async def finish(self, calls: list[ToolUseBlock]) -> dict[str, ToolResultBlock]:
+        """The results of the calls already started, for a turn whose calls are not run."""
+
+    def interrupted(self) -> Awaitable[dict[str, ToolResultBlock]]:
+        """As ``stop``, to the end even if cancelled meanwhile (a turn closed before dispatch)."""
+
+    async def stop(self) -> dict[str, ToolResultBlock]:
+        """The turn ends without dispatch: stop what runs; the results of what finished."""
+
+
+class AfterAnswer:
+    """Calls start once the answer is stored (the usual way); holds no state of a run."""
+
+    __slots__ = ("parallel",)
+
+    def __init__(self, parallel: bool) -> None:
+        self.parallel = parallel
+
+    def streaming(
+        self,
+        events: AsyncGenerator[StreamEvent, None],
+        make: MakeDispatcher,
+        table: dict[str, Tool],
+        iteration: int,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """``events`` as they are: nothing starts while the turn streams."""
+        return events
+
+    def dispatcher(
+        self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
+    ) -> ToolDispatcher:
+        """A new dispatcher, made only for a turn that has calls to run."""
+        return make(table, iteration)
+
+    def tasks(
+        self,
+        dispatcher: ToolDispatcher,
+        calls: Sequence[ToolUseBlock],
+        results: list[ToolResultBlock | None],
+    ) -> AsyncGenerator[StreamEvent, None] | None:
+        """Tasks to run calls at once or to stream progress; otherwise None."""
+        if not in_tasks(dispatcher, calls, self.parallel):
+            return None
+        return run_in_tasks(dispatcher, calls, results, self.parallel)
+
+    async def finish(self, calls: list[ToolUseBlock]) -> dict[str, ToolResultBlock]:
+        """None started."""
+        return {}
+
+    async def interrupted(self) -> dict[str, ToolResultBlock]:
+        """None started."""
+        return {}
+
+    async def stop(self) -> dict[str, ToolResultBlock]:
+        """None started."""
+        return {}
+
+
+_SEQUENTIAL, _PARALLEL = AfterAnswer(False), AfterAnswer(True)
+
+
+def call_start(agent: AgentConfig) -> CallStart:
+    """How ``agent``'s runs start tool calls (``EarlyCalls`` holds a run's state: one per run)."""
+    if agent.execution != "parallel":
+        return _SEQUENTIAL
+    return EarlyCalls() if agent.start_tools_early else _PARALLEL
 
 
 class CompleteCalls:
@@ -53,17 +163,41 @@ class CompleteCalls:
 
 
 class EarlyCalls:
-    """The calls of one streaming turn started before it ended."""
+    """Calls start while the turn streams (one object per run, reset as each turn begins)."""
 
-    __slots__ = ("dispatcher", "done", "progress", "stale", "started", "watch")
+    __slots__ = ("done", "made", "progress", "stale", "started", "watch")
 
-    def __init__(self, dispatcher: ToolDispatcher) -> None:
-        self.dispatcher = dispatcher
+    def __init__(self) -> None:
+        self.made: ToolDispatcher | None = None
         self.watch = CompleteCalls()
         self.started: dict[str, tuple[ToolUseBlock, asyncio.Future[Any]]] = {}
         self.done: dict[str, ToolResultBlock] = {}  # results of started calls that finished
         self.stale: list[asyncio.Future[Any]] = []  # cancelled: their arguments changed
         self.progress: asyncio.Queue[ToolProgress] = asyncio.Queue(PROGRESS_BACKLOG)
+
+    def streaming(
+        self,
+        events: AsyncGenerator[StreamEvent, None],
+        make: MakeDispatcher,
+        table: dict[str, Tool],
+        iteration: int,
+    ) -> AsyncGenerator[StreamEvent, None]:
+        """A new turn (its dispatcher made now): ``events``, starting calls as they complete."""
+        self.made = make(table, iteration)
+        self.watch = CompleteCalls()
+        self.started, self.done, self.stale = {}, {}, []
+        self.progress = asyncio.Queue(PROGRESS_BACKLOG)
+        return self._watching(events)
+
+    async def _watching(
+        self, events: AsyncGenerator[StreamEvent, None]
+    ) -> AsyncGenerator[StreamEvent, None]:
+        try:
+            async for event in events:
+                self.see(event)
+                yield event
+        finally:
+            await events.aclose()
 
     def see(self, event: StreamEvent) -> None:
         """Take the turn's next event; start the calls it completes."""
@@ -71,8 +205,25 @@ class EarlyCalls:
             # Only arguments that parsed as sent (a repaired prefix could be cut short), and
             # only a first use of an id (a repeated one is renamed when the turn ends).
             if block.raw_arguments is None and block.id not in self.started:
-                task = asyncio.ensure_future(in_task(self.dispatcher, block, self.progress))
+                assert self.made is not None
+                task = asyncio.ensure_future(in_task(self.made, block, self.progress))
                 self.started[block.id] = (block, task)
+
+    def dispatcher(
+        self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
+    ) -> ToolDispatcher:
+        """The dispatcher the turn's calls started with."""
+        assert self.made is not None
+        return self.made
+
+    def tasks(
+        self,
+        dispatcher: ToolDispatcher,
+        calls: Sequence[ToolUseBlock],
+        results: list[ToolResultBlock | None],
+    ) -> AsyncGenerator[StreamEvent, None] | None:
+        """All calls at once, those already started taken over."""
+        return run_in_tasks(dispatcher, calls, results, True, self)
 
     def take(self, block: ToolUseBlock) -> asyncio.Future[Any] | None:
         """The running task of ``block`` if it was started with exactly these arguments; a call
@@ -99,6 +250,10 @@ class EarlyCalls:
                     self.done[block.id] = outcome
         await self.stop()
         return self.done
+
+    def interrupted(self) -> Awaitable[dict[str, ToolResultBlock]]:
+        """``stop``, to its end even if cancelled meanwhile."""
+        return survive(self.stop())
 
     async def stop(self) -> dict[str, ToolResultBlock]:
         """The turn ends without dispatch (failed, closed, or cut off): cancel what still runs,

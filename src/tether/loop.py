@@ -16,16 +16,8 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from .config import AgentConfig
 from .context import ContextStore
-from .dispatch import (
-    ToolDispatcher,
-    dispatcher_for,
-    finished,
-    in_tasks,
-    run_in_tasks,
-    started,
-    tools_by_name,
-)
-from .early import EarlyCalls
+from .dispatch import ToolDispatcher, dispatcher_for, finished, started, tools_by_name
+from .early import CallStart, call_start
 from .errors import (
     MaxIterationsError,
     ModelStopError,
@@ -103,16 +95,17 @@ class Run:
         "answer",
         "cancel",
         "cut_short",
-        "early",
         "finished",
         "history",
         "listings",
         "middleware",
         "model_chain",
         "request",
+        "start",
         "state",
         "steering",
         "store",
+        "streaming",
     )
 
     def __init__(
@@ -132,7 +125,8 @@ class Run:
         self.listings: ListingCache | None = None
         self.finished = False
         self.cut_short = False
-        self.early: EarlyCalls | None = None
+        self.start: CallStart = call_start(agent)
+        self.streaming: TurnBuilder | None = None  # the turn being streamed, if any
         self.answer = StopReason.END_TURN
         self.middleware = agent.middleware if middleware is None else middleware
         self.request: RunRequest | None = None  # set when middleware sees the run
@@ -194,51 +188,41 @@ class Run:
             await self.open(user_message)
             while not self.finished:
                 iteration = self._next_iteration()
-                if self.steering is not None and self.steering.has_pending:
+                if self._steering_pending():
                     yield SteeringInjected(await self._steer())
                 yield IterationStart(iteration)
                 table, specs, sent, trimmed = await self._prepare(iteration)
                 if trimmed is not None:
                     yield trimmed
-                if self.cancel is not None and self.cancel.cancelled:
-                    raise RunCancelled("the run was cancelled")
-                turn = TurnBuilder()
-                early = self._early(table, iteration)
-                model_events = self._model_call(sent, specs, iteration, turn)
+                self._check_cancelled()
+                turn = self.streaming = TurnBuilder()
+                model_events = self._model_call(sent, specs, table, iteration, turn)
                 try:
-                    try:
-                        async for event in model_events:
-                            if early is not None:
-                                early.see(event)
-                            yield event
-                    finally:  # as contextlib.aclosing, without its object held for the turn
-                        await model_events.aclose()
-                except BaseException:
-                    await self._keep_partial(turn)
-                    raise
+                    async for event in model_events:
+                        yield event
+                finally:  # as contextlib.aclosing, without its object held for the turn
+                    await model_events.aclose()
+                self.streaming = None
                 end, calls = await self._store_answer(turn, iteration)
                 try:
                     yield end
-                except BaseException:
-                    if calls:  # closed before dispatch began: the stored calls need results
-                        await self._interrupt_turn(calls, early)
+                except BaseException:  # closed before dispatch began: stored calls need results
+                    await self._interrupt_turn(calls)
                     raise
-                if not calls or end.stop_reason not in _DISPATCHABLE:
+                if not _dispatched(calls, end.stop_reason):
                     if calls:
-                        for event in await self._skip(calls, end.stop_reason, early):
+                        for event in await self._skip(calls, end.stop_reason):
                             yield event
                     self._settle(bool(calls), end.stop_reason)
                     continue
-                dispatcher = (
-                    early.dispatcher if early is not None else self._dispatcher(table, iteration)
-                )
+                start = self.start
+                dispatcher = start.dispatcher(self._dispatcher, table, iteration)
                 results: list[ToolResultBlock | None] = [None] * len(calls)
                 try:
-                    parallel = self.agent.execution == "parallel"
-                    if early is not None or in_tasks(dispatcher, calls, parallel):
-                        events = run_in_tasks(dispatcher, calls, results, parallel, early)
-                        async with aclosing(events) as running:
-                            async for event in running:
+                    running = start.tasks(dispatcher, calls, results)
+                    if running is not None:
+                        async with aclosing(running) as each:
+                            async for event in each:
                                 yield event
                     else:
                         for i, block in enumerate(calls):
@@ -249,16 +233,33 @@ class Run:
                     await self._store_interrupted(calls, results)
                     raise
                 await self._store_dispatched(dispatcher, results)
-        except BaseException as exc:
-            if self.early is not None:  # calls started while the failed turn streamed
-                await self.early.stop()
-            closing = self._fail(exc)
-            if closing is None:
-                raise
-        else:
             closing = self.close(None)
+        except BaseException as exc:
+            closing = await self._failed(exc)
         for event in closing:
             yield event
+
+    async def _failed(self, exc: BaseException) -> list[StreamEvent]:
+        """The last events of a run ``exc`` ended (a turn cut short keeps its text; calls it
+        started are stopped); raises ``exc`` when it goes on to the caller."""
+        turn, self.streaming = self.streaming, None
+        if turn is not None:
+            try:
+                await self._keep_partial(turn)
+            except BaseException as later:  # goes on in place of exc, as when the turn raised it
+                exc = later
+        await self.start.stop()
+        closing = self._fail(exc)
+        if closing is None:
+            raise exc
+        return closing
+
+    def _steering_pending(self) -> bool:
+        return self.steering is not None and self.steering.has_pending
+
+    def _check_cancelled(self) -> None:
+        if self.cancel is not None and self.cancel.cancelled:
+            raise RunCancelled("the run was cancelled")
 
     def _next_iteration(self) -> int:
         state, agent = self.state, self.agent
@@ -305,14 +306,6 @@ class Run:
             tools = list(await agent.selector.select(self.history, tools))
         return tools
 
-    def _early(self, table: dict[str, Tool], iteration: int) -> EarlyCalls | None:
-        """What starts this turn's calls while it streams, if the agent asks for that."""
-        agent = self.agent
-        if not agent.start_tools_early or agent.execution != "parallel":
-            return None
-        self.early = EarlyCalls(self._dispatcher(table, iteration))
-        return self.early
-
     def _dispatcher(self, table: dict[str, Tool], iteration: int) -> ToolDispatcher:
         return dispatcher_for(
             self.agent, table, iteration, self.cancel, middleware=self.middleware, run=self.request
@@ -330,11 +323,17 @@ class Run:
         return sent, trim
 
     def _model_call(
-        self, sent: Sequence[Message], specs: list[ToolSpec], iteration: int, turn: TurnBuilder
+        self,
+        sent: Sequence[Message],
+        specs: list[ToolSpec],
+        table: dict[str, Tool],
+        iteration: int,
+        turn: TurnBuilder,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """This iteration's model call, through the middleware (if any), into ``turn``."""
+        """This iteration's model call, through the middleware (if any), into ``turn``; calls
+        may start while it streams."""
         agent = self.agent
-        return stream_turn(
+        events = stream_turn(
             agent.transport,
             sent,
             specs,
@@ -347,6 +346,7 @@ class Run:
             self.model_chain,
             self.request,
         )
+        return self.start.streaming(events, self._dispatcher, table, iteration)
 
     async def _keep_partial(self, turn: TurnBuilder) -> None:
         """A failed or cancelled turn keeps what the model already said (its text only)."""
@@ -383,16 +383,14 @@ class Run:
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
 
-    async def _skip(
-        self, calls: list[ToolUseBlock], reason: StopReason, early: EarlyCalls | None
-    ) -> list[StreamEvent]:
+    async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
         """Answer the calls of a turn that ended before they were complete (their events);
         calls started while it streamed did run, and keep their results."""
         why = f"the response ended with {reason.value!r} before the call was complete."
         try:
-            ran = {} if early is None else await early.finish(calls)
+            ran = await self.start.finish(calls)
         except BaseException:
-            await self._interrupt_turn(calls, early)
+            await self._interrupt_turn(calls)
             raise
         skipped = [ran.get(b.id) or not_run_result(b, why) for b in calls]
         await self._store_results(skipped)
@@ -427,11 +425,12 @@ class Run:
         self.history.append(full if limit is None else model_view(full, limit))
         return self.store.append(full)
 
-    async def _interrupt_turn(self, calls: list[ToolUseBlock], early: EarlyCalls | None) -> None:
+    async def _interrupt_turn(self, calls: list[ToolUseBlock]) -> None:
         """A turn's stored calls get results though none is dispatched: those started while it
         streamed and finished keep theirs, the rest are interrupted."""
-        ran = {} if early is None else await survive(early.stop())
-        await self._store_interrupted(calls, [ran.get(b.id) for b in calls])
+        if calls:
+            ran = await self.start.interrupted()
+            await self._store_interrupted(calls, [ran.get(b.id) for b in calls])
 
     async def _store_interrupted(
         self, calls: list[ToolUseBlock], results: list[ToolResultBlock | None]
@@ -450,6 +449,11 @@ class Run:
                 await self._store_results(final)
 
         await survive(store())
+
+
+def _dispatched(calls: list[ToolUseBlock], reason: StopReason) -> bool:
+    """Whether a turn's calls go to dispatch: it has some, and stopped where they are complete."""
+    return bool(calls) and reason in _DISPATCHABLE
 
 
 def _failure_stop(error: BaseException) -> StopReason:
