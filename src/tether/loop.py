@@ -55,7 +55,7 @@ from .steps import (
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
 from .tracing.ambient import with_ambient
-from .turn import TurnBuilder, stream_turn
+from .turn import TurnBuilder, TurnRequest, stream_turn
 from .types import ZERO_USAGE, StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -251,13 +251,18 @@ class Run:
         await self.start.stop()
         closing = self._fail(exc)
         if closing is None:
-            raise exc
+            try:
+                raise exc
+            finally:
+                del exc  # its traceback holds this frame: no cycle through it (as Future.result)
         return closing
 
     def _steering_pending(self) -> bool:
+        """Whether messages wait to be injected before the next model call."""
         return self.steering is not None and self.steering.has_pending
 
     def _check_cancelled(self) -> None:
+        """Raise ``RunCancelled`` if the run's token has fired."""
         if self.cancel is not None and self.cancel.cancelled:
             raise RunCancelled("the run was cancelled")
 
@@ -292,7 +297,8 @@ class Run:
         for guardrail in self.agent.input_guardrails:
             await check_guardrail(guardrail, sent, "input")
         trimmed = None if trim is None else ContextTrimmed(trim.removed, len(sent))
-        return tools_by_name(tools), [t.spec for t in tools], sent, trimmed
+        table, specs = _offer(tools)
+        return table, specs, sent, trimmed
 
     async def _offered_tools(self) -> list[Tool]:
         """This iteration's tools: sources read again, then trimmed by the selector."""
@@ -332,20 +338,7 @@ class Run:
     ) -> AsyncGenerator[StreamEvent, None]:
         """This iteration's model call, through the middleware (if any), into ``turn``; calls
         may start while it streams."""
-        agent = self.agent
-        events = stream_turn(
-            agent.transport,
-            sent,
-            specs,
-            agent.system,
-            iteration,
-            agent.retry,
-            agent.clock,
-            self.cancel,
-            turn,
-            self.model_chain,
-            self.request,
-        )
+        events = stream_turn(TurnRequest(self, sent, specs, iteration, turn))
         return self.start.streaming(events, self._dispatcher, table, iteration)
 
     async def _keep_partial(self, turn: TurnBuilder) -> None:
@@ -449,6 +442,19 @@ class Run:
                 await self._store_results(final)
 
         await survive(store())
+
+
+def _offer(tools: list[Tool]) -> tuple[dict[str, Tool], list[ToolSpec]]:
+    """The tools by name (two with one name are an error) and as sent to the model; a plain
+    loop, as a comprehension costs a call of its own."""
+    table: dict[str, Tool] = {}
+    specs: list[ToolSpec] = []
+    for tool in tools:
+        table[tool.name] = tool
+        specs.append(tool.spec)
+    if len(table) != len(tools):
+        tools_by_name(tools)  # raises, naming the tools that share a name
+    return table, specs
 
 
 def _dispatched(calls: list[ToolUseBlock], reason: StopReason) -> bool:

@@ -4,7 +4,8 @@ into the assistant message and the tool calls it asks for."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .clock import Clock
 from .errors import RunCancelled, StreamContractError
@@ -29,7 +30,15 @@ from .types import ToolSpec
 if TYPE_CHECKING:
     from .control import CancellationToken
 
-__all__ = ["StreamedCall", "TurnBuilder", "stream_turn", "tool_use"]
+__all__ = [
+    "ModelSettings",
+    "StreamedCall",
+    "TurnBuilder",
+    "TurnRequest",
+    "TurnSource",
+    "stream_turn",
+    "tool_use",
+]
 
 
 class _Reasoning:
@@ -65,19 +74,16 @@ class TurnBuilder:
         self.calls: dict[int, StreamedCall] = {}
         self.end: IterationEnd | None = None
 
-    def add_text(self, event: TextDelta) -> None:
-        parts = self.texts.get(event.index)
-        if parts is None:
-            self.texts[event.index] = [event.delta]
-        else:
-            parts.append(event.delta)
-
     def add(self, event: StreamEvent) -> None:
-        """Take any model event of the turn (the loop inlines this dispatch on its hot path)."""
+        """Take any model event of the turn (text here, the one place it is collected)."""
         kind = type(event)
         if kind is TextDelta:
             assert isinstance(event, TextDelta)
-            self.add_text(event)
+            parts = self.texts.get(event.index)
+            if parts is None:
+                self.texts[event.index] = [event.delta]
+            else:
+                parts.append(event.delta)
         elif kind is IterationEnd:
             assert isinstance(event, IterationEnd)
             self.end = event
@@ -113,8 +119,10 @@ class TurnBuilder:
 
     def text(self) -> str:
         """The answer text so far, blocks in index order."""
-        if len(self.texts) == 1:
-            return "".join(next(iter(self.texts.values())))
+        if len(self.texts) < 2:
+            for parts in self.texts.values():  # the lone block
+                return "".join(parts)
+            return ""
         return "".join("".join(self.texts[i]) for i in sorted(self.texts))
 
     def build(self) -> tuple[Message | None, list[ToolUseBlock]]:
@@ -128,7 +136,7 @@ class TurnBuilder:
             thought = ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id, r.provider)
             blocks.append((i, thought))
         calls: list[ToolUseBlock] = []
-        if self.calls and (len(self.calls) > 1 or any(not c.id for c in self.calls.values())):
+        if _ids_to_check(self.calls):
             _unique_ids(self.calls.values())
         for i, c in self.calls.items():
             block = tool_use(c)
@@ -136,11 +144,21 @@ class TurnBuilder:
             blocks.append((i, block))
         if not blocks:
             return None, calls
-        if len(blocks) > 1:
-            blocks.sort(key=_index)
-            if len(calls) > 1:
-                calls = [b for _, b in blocks if type(b) is ToolUseBlock]
-        return Message("assistant", tuple(b for _, b in blocks)), calls
+        if len(blocks) == 1:
+            return Message("assistant", (blocks[0][1],)), calls
+        blocks.sort(key=_index)
+        if len(calls) > 1:
+            calls = [b for _, b in blocks if type(b) is ToolUseBlock]
+        return Message("assistant", tuple([b for _, b in blocks])), calls
+
+
+def _ids_to_check(calls: dict[int, StreamedCall]) -> bool:
+    """Whether a response's call ids may repeat or be empty (a lone call with an id cannot)."""
+    if len(calls) > 1:
+        return True
+    for call in calls.values():  # the lone call
+        return not call.id
+    return False
 
 
 def _unique_ids(calls: Iterable[StreamedCall]) -> None:
@@ -178,18 +196,6 @@ async def _close(stream: AsyncIterator[StreamEvent]) -> None:
         await aclose()
 
 
-async def _finish(stream: AsyncIterator[StreamEvent], interrupt: Interrupt | None) -> None:
-    """Run the stream past its ``IterationEnd`` to its end, so wrappers around it (middleware)
-    finish their work too; anything more is a broken contract."""
-    try:
-        extra = await (
-            stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
-        )
-    except StopAsyncIteration:
-        return
-    raise StreamContractError(f"the transport's stream went on after IterationEnd: {extra!r}")
-
-
 async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrupt) -> StreamEvent:
     """The next event, unless the run's cancellation token fires while it is awaited."""
     if interrupt.requested:  # fired while the consumer had the event
@@ -206,25 +212,73 @@ async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrup
     return event
 
 
-async def stream_turn(
-    transport: CompletionTransport,
-    messages: Sequence[Message],
-    tools: Sequence[ToolSpec],
-    system: str,
-    iteration: int,
-    retry: RetryPolicy,
-    clock: Clock,
-    cancel: CancellationToken | None,
-    turn: TurnBuilder,
-    chain: ModelHandler | None = None,
-    run: RunRequest | None = None,
-) -> AsyncGenerator[StreamEvent, None]:
-    """Yield the model events of one turn into ``turn``; stops after its ``IterationEnd``.
+class ModelSettings(Protocol):
+    """The agent's model settings a turn reads (``AgentConfig`` is one)."""
 
-    Each attempt calls ``transport`` (through the middleware ``chain``, if any); failures before
-    the first event are retried per ``retry``, waiting on ``clock``; ``cancel`` interrupts the
-    stream and the waits.
+    @property
+    def transport(self) -> CompletionTransport: ...
+    @property
+    def system(self) -> str: ...
+    @property
+    def retry(self) -> RetryPolicy: ...
+    @property
+    def clock(self) -> Clock: ...
+
+
+class TurnSource(Protocol):
+    """The run a turn belongs to (the loop's ``Run`` is one): its agent, cancellation token,
+    model middleware (None: none) and the run as middleware sees it."""
+
+    @property
+    def agent(self) -> ModelSettings: ...
+    @property
+    def cancel(self) -> CancellationToken | None: ...
+    @property
+    def model_chain(self) -> ModelHandler | None: ...
+    @property
+    def request(self) -> RunRequest | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """One model turn: the run it belongs to, what is sent, and the builder that collects its
+    events (what stays the same all run is read from ``source``, not copied each turn)."""
+
+    source: TurnSource
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec]
+    iteration: int
+    turn: TurnBuilder
+
+
+def _retry_delay(agent: ModelSettings, exc: BaseException, attempt: int) -> float | None:
+    """How long to wait before retrying the attempt that failed with ``exc``; None when it is
+    not retried (cancellation, or the policy says no)."""
+    if not isinstance(exc, Exception) or isinstance(exc, RunCancelled):
+        return None
+    if not agent.retry.should_retry(exc, attempt):
+        return None
+    return agent.retry.delay(attempt, exc, agent.clock.random)
+
+
+async def _wait_to_retry(source: TurnSource, delay: float, exc: BaseException) -> None:
+    """Wait ``delay`` on the agent's clock, unless the run is cancelled meanwhile."""
+    clock = source.agent.clock
+    if source.cancel is None:
+        await clock.sleep(delay)
+    elif await source.cancel.sleep(delay, clock):
+        raise RunCancelled("the run was cancelled while waiting to retry") from exc
+
+
+async def stream_turn(request: TurnRequest) -> AsyncGenerator[StreamEvent, None]:
+    """Yield the model events of one turn into ``request.turn``; stops after its ``IterationEnd``.
+
+    Failures before the first event are retried per the agent's ``retry``; the run's cancellation
+    token interrupts the stream and the waits.
     """
+    source = request.source
+    agent, cancel, chain = source.agent, source.cancel, source.model_chain
+    messages, tools = request.messages, request.tools
     interrupt = None
     if cancel is not None:
         interrupt = cancel.watch()
@@ -235,14 +289,12 @@ async def stream_turn(
         while True:
             attempt += 1
             stream = (
-                transport.stream(messages, tools, system)
+                agent.transport.stream(messages, tools, agent.system)
                 if chain is None
-                else chain(
-                    ModelRequest(messages, tools, system, iteration, transport, attempt, run)
-                )
+                else chain(_model_request(request, attempt))
             )
             try:
-                event: Any = await (  # Any: the hot path below reads fields after a type check
+                event: StreamEvent = await (
                     stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
                 )
                 break
@@ -250,44 +302,46 @@ async def stream_turn(
                 raise StreamContractError("the transport's stream ended before any event") from None
             except BaseException as exc:
                 await _close(stream)
-                if not isinstance(exc, Exception) or isinstance(exc, RunCancelled):
+                delay = _retry_delay(agent, exc, attempt)
+                if delay is None:
                     raise
-                if not retry.should_retry(exc, attempt):
-                    raise
-                delay = retry.delay(attempt, exc, clock.random)
                 yield Retrying(attempt, delay, describe_exception(exc))
-                if cancel is None:
-                    await clock.sleep(delay)
-                elif await cancel.sleep(delay, clock):
-                    raise RunCancelled("the run was cancelled while waiting to retry") from exc
-        texts = turn.texts
+                await _wait_to_retry(source, delay, exc)
+        add = request.turn.add
         try:
-            while True:
-                kind = type(event)
-                if kind is TextDelta:
-                    parts = texts.get(event.index)
-                    if parts is None:
-                        texts[event.index] = [event.delta]
-                    else:
-                        parts.append(event.delta)
-                elif kind is IterationEnd:
-                    turn.end = event
-                    await _finish(stream, interrupt)
-                    return
-                else:
-                    turn.feed(event)
+            while type(event) is not IterationEnd:
+                add(event)
                 yield event
                 try:
-                    if interrupt is None:
-                        event = await stream.__anext__()
-                    else:
-                        event = await _interruptible(stream, interrupt)
+                    event = await (
+                        stream.__anext__()
+                        if interrupt is None
+                        else _interruptible(stream, interrupt)
+                    )
                 except StopAsyncIteration:
                     raise StreamContractError(
                         "the transport's stream ended without an IterationEnd event"
                     ) from None
+            request.turn.end = event
+            try:  # on to the stream's end, so wrappers around it (middleware) finish too
+                extra = await (
+                    stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
+                )
+            except StopAsyncIteration:
+                return
+            raise StreamContractError(
+                f"the transport's stream went on after IterationEnd: {extra!r}"
+            )
         finally:
             await _close(stream)
     finally:
         if interrupt is not None:
             cancel.unwatch(interrupt)  # type: ignore[union-attr]
+
+
+def _model_request(request: TurnRequest, attempt: int) -> ModelRequest:
+    """The middleware's view of one attempt at the turn."""
+    r, agent = request, request.source.agent
+    return ModelRequest(
+        r.messages, r.tools, agent.system, r.iteration, agent.transport, attempt, r.source.request
+    )
