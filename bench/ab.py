@@ -29,6 +29,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 N = 20  # tool-calling iterations per loop run
+DELTAS = 100  # text deltas of the streamed run
 
 
 def load_commit(rev: str, where: Path) -> ModuleType:
@@ -46,8 +47,9 @@ def load_commit(rev: str, where: Path) -> ModuleType:
     return importlib.import_module("tether_a")
 
 
-def agents(t: ModuleType) -> tuple[Any, Any]:
-    """The loop agent (N tool calls, then an answer) and the one-turn agent, built from ``t``."""
+def agents(t: ModuleType) -> tuple[Any, Any, Any]:
+    """The loop agent (N tool calls, then an answer), the one-turn agent and the streaming agent
+    (one turn of ``DELTAS`` text deltas), built from ``t``."""
     usage = t.Usage(10, 5)
 
     class LoopModel:
@@ -66,13 +68,27 @@ def agents(t: ModuleType) -> tuple[Any, Any]:
             yield t.TextDelta(0, "hello")
             yield t.IterationEnd(0, t.StopReason.END_TURN, usage)
 
+    class DeltasModel:
+        async def stream(self, messages: Any, tools: Any, system: str) -> AsyncIterator[Any]:
+            for _ in range(DELTAS):
+                yield t.TextDelta(0, "x")
+            yield t.IterationEnd(0, t.StopReason.END_TURN, usage)
+
     async def step(i: int) -> str:
         return f"ok {i}"
 
     schema = {"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]}
     tool = t.Tool("step", step, schema=schema)
     loop = t.Agent("bench", LoopModel(), tools=[tool], max_iterations=N + 1)
-    return loop, t.Agent("bench", TextModel())
+    return loop, t.Agent("bench", TextModel()), t.Agent("bench", DeltasModel())
+
+
+async def streamed(agent: Any) -> int:
+    """One streamed run, read event by event as a caller does."""
+    seen = 0
+    async for _ in agent.run_stream("go"):
+        seen += 1
+    return seen
 
 
 async def _batch(fn: Callable[[], Awaitable[Any]], runs: int) -> float:
@@ -84,12 +100,14 @@ async def _batch(fn: Callable[[], Awaitable[Any]], runs: int) -> float:
 
 
 async def measure(a: ModuleType, b: ModuleType, reps: int) -> dict[str, float]:
-    (loop_a, single_a), (loop_b, single_b) = agents(a), agents(b)
+    (loop_a, single_a, stream_a), (loop_b, single_b, stream_b) = agents(a), agents(b)
     fns: dict[str, tuple[Callable[[], Awaitable[Any]], int]] = {
         "loop A": (lambda: loop_a.run("go"), 200),
         "loop B": (lambda: loop_b.run("go"), 200),
         "single A": (lambda: single_a.run("go"), 3000),
         "single B": (lambda: single_b.run("go"), 3000),
+        "stream A": (lambda: streamed(stream_a), 500),
+        "stream B": (lambda: streamed(stream_b), 500),
     }
     for fn, runs in fns.values():
         await _batch(fn, runs // 2)
@@ -117,6 +135,10 @@ def main() -> None:
     print(f"{'figure':<24}{'A ' + args.rev:>14}{'B (tree)':>12}{'B/A':>8}")
     print(f"{'loop, us per iteration':<24}{loop_a:>14.2f}{loop_b:>12.2f}{loop_b / loop_a:>8.3f}")
     print(f"{'single run, us':<24}{single_a:>14.2f}{single_b:>12.2f}{single_b / single_a:>8.3f}")
+    # a streamed run less a single run, per delta: what each text delta costs on its way out
+    delta_a = (med["stream A"] - med["single A"]) / (DELTAS - 1) * 1e6
+    delta_b = (med["stream B"] - med["single B"]) / (DELTAS - 1) * 1e6
+    print(f"{'stream, us per delta':<24}{delta_a:>14.3f}{delta_b:>12.3f}{delta_b / delta_a:>8.3f}")
 
 
 if __name__ == "__main__":

@@ -75,7 +75,8 @@ class TurnBuilder:
         self.end: IterationEnd | None = None
 
     def add(self, event: StreamEvent) -> None:
-        """Take any model event of the turn (text here, the one place it is collected)."""
+        """Take any model event of the turn (``stream_turn`` inlines the text branch: it runs
+        once per delta)."""
         kind = type(event)
         if kind is TextDelta:
             assert isinstance(event, TextDelta)
@@ -307,10 +308,17 @@ async def stream_turn(request: TurnRequest) -> AsyncGenerator[StreamEvent, None]
                     raise
                 yield Retrying(attempt, delay, describe_exception(exc))
                 await _wait_to_retry(source, delay, exc)
-        add = request.turn.add
+        texts, add = request.turn.texts, request.turn.add
         try:
             while type(event) is not IterationEnd:
-                add(event)
+                if type(event) is TextDelta:  # ``add``'s text branch inlined: the per-delta path
+                    parts = texts.get(event.index)
+                    if parts is None:
+                        texts[event.index] = [event.delta]
+                    else:
+                        parts.append(event.delta)
+                else:
+                    add(event)
                 yield event
                 try:
                     event = await (
