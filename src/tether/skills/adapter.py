@@ -1,6 +1,6 @@
 """How a SkillAgent runs on tether's one loop: ``StepTransport`` makes a ``ModelHandle`` a
 transport (each model turn is one ``step``: a skill call becomes a tool call, an answer the
-turn's text, a refused reply a call to the check that refused it), and ``Recorder`` is the
+turn's text, a refused reply a call to the check that refused it), and ``StepRecorder`` is the
 middleware that writes each call's observation into the run's ``EventStream``."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from .registry import Registry
 __all__ = [
     "CHECK_TOOL",
     "ModelCallFailed",
-    "Recorder",
+    "StepRecorder",
     "StepTransport",
     "check_tool",
     "format_error",
@@ -127,7 +127,7 @@ def format_error(name: str, arguments: Mapping[str, Any], exc: BaseException) ->
     return default_error_text(name, arguments, exc)
 
 
-class Recorder(Middleware):
+class StepRecorder(Middleware):
     """Puts each skill call's observation on the stream: the skill's own, or, when the engine
     answered the call itself (a guard's denial, bad arguments, a timeout), a tool error. A tool
     error names the skills there are."""

@@ -25,7 +25,7 @@ from ..transports.retry import RetryPolicy
 from .adapter import (
     CHECK_TOOL,
     ModelCallFailed,
-    Recorder,
+    StepRecorder,
     StepTransport,
     check_tool,
     format_error,
@@ -152,7 +152,7 @@ class SkillAgent:
             max_iterations=max_iterations,
             execution="sequential",
             guards=tuple(self.guards),
-            middleware=(Recorder(state, self.registry), *self.middleware),
+            middleware=(StepRecorder(state, self.registry), *self.middleware),
             format_tool_error=format_error,
             tool_timeout=None,
             retry=RetryPolicy(max_attempts=max_retries + 1, retry_on=_model_failed),

@@ -8,7 +8,7 @@ import math
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-__all__ = ["Deadline", "Overdue"]
+__all__ = ["Overdue", "RequestDeadline"]
 
 T = TypeVar("T")
 
@@ -17,7 +17,7 @@ class Overdue(Exception):
     """The call's deadline passed (becomes a ``TransportError`` where the call can say more)."""
 
 
-class Deadline:
+class RequestDeadline:
     """The total time one model call may take, request to last event.
 
     It cancels the call's task only while the call awaits the provider, never while its caller

@@ -29,7 +29,7 @@ from .credentials import (
     split_login,
     with_login,
 )
-from .deadline import Deadline, Overdue
+from .deadline import Overdue, RequestDeadline
 from .fields import SHAPE_ERRORS, excerpt, malformed, quote, reason_of
 from .options import split_options
 from .sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder, SSEEvent
@@ -128,7 +128,7 @@ class HttpTransport:
         if debug:
             headers = redact_headers(self._headers)
             log.debug("POST %s headers=%s body=%s", url, headers, self._loggable(body, _LOG_BODY))
-        deadline = Deadline(self.deadline)
+        deadline = RequestDeadline(self.deadline)
         started = False
         try:
             try:
