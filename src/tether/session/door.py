@@ -82,7 +82,11 @@ class AgentSession:
         self.client = _transport(client)
         self._owns_client = isinstance(client, str)  # made here from a model string: closed here
         # padwan's clients live with the session; a transport given is left to its owner
-        self._client_scope: Any = client if _is_chat_scope(client) else None
+        self._client_scope: Any = (
+            client
+            if isinstance(self.client, ChatClientTransport) and _is_async_scope(client)
+            else None
+        )
         self.system = system
         self.max_tool_rounds = max_tool_rounds
         self.output_retries = output_retries
@@ -406,11 +410,8 @@ def _transport(client: CompletionTransport | ChatClient | str) -> CompletionTran
     return cast(CompletionTransport, client)
 
 
-def _is_chat_scope(client: Any) -> bool:
-    """A ``stream_chat`` client that is an async context manager (entered with the session)."""
+def _is_async_scope(client: Any) -> bool:
+    """Whether ``client`` is an async context manager (a chat client is entered with the
+    session)."""
     kind = type(client)
-    return (
-        callable(getattr(client, "stream_chat", None))
-        and hasattr(kind, "__aenter__")
-        and hasattr(kind, "__aexit__")
-    )
+    return hasattr(kind, "__aenter__") and hasattr(kind, "__aexit__")
