@@ -317,6 +317,40 @@ def test_layers_only_point_down() -> None:
     assert not problems, "\n".join(sorted(problems))
 
 
+PROMPTY_LAYERS: dict[str, set[str]] = {
+    "data": {"env", "errors", "messages", "paths", "model", "schema", "registry"},
+    "tracing": {"tracing"},
+    "stages": {"loading", "render", "discovery", "turns"},
+    "execution": {"execution"},
+    "operations": {"pipeline"},
+    "kinds": {"kinds"},
+}
+"""The Prompty door's own layers: each module or subpackage of ``tether.prompty`` by the
+part of the door it is, lowest first."""
+
+
+def test_the_prompty_door_is_layered_too() -> None:
+    rank = {part: r for r, members in enumerate(PROMPTY_LAYERS.values()) for part in members}
+    inside = {m: t for m, t in _graph().items() if m.startswith("prompty.")}
+    unknown = sorted({m.split(".")[1] for m in inside} - set(rank))
+    assert not unknown, f"parts of the Prompty door outside every layer: {unknown}"
+    problems = [
+        f"{me} imports {target}, a layer above"
+        for me, targets in inside.items()
+        for target in targets
+        if target.startswith("prompty.") and rank[target.split(".")[1]] > rank[me.split(".")[1]]
+    ]
+    assert not problems, "\n".join(sorted(problems))
+
+
+def test_the_prompty_door_has_a_short_top_level() -> None:
+    top = [
+        p for p in (SRC / "prompty").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()
+    ]
+    modules = [p for p in top if p.suffix == ".py"]
+    assert len(modules) <= 12, sorted(p.name for p in modules)
+
+
 def test_no_import_cycles() -> None:
     graph = _graph()
     cycles: list[list[str]] = []

@@ -23,8 +23,8 @@ import yaml
 from prompty_adapter import assert_subset, load
 
 from tether.prompty.errors import PromptyError
-from tether.prompty.loader import load as load_prompty
-from tether.prompty.loader import validate_inputs
+from tether.prompty.loading.loader import load as load_prompty
+from tether.prompty.loading.loader import validate_inputs
 
 VECTORS = load("LoadConformance.load")
 FIXTURES = Path(__file__).parent / "prompty" / "fixtures"

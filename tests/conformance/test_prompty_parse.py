@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from prompty_adapter import assert_subset, load
 
-from tether.prompty.parse import parse
-from tether.prompty.render import NONCE_PREFIX
+from tether.prompty.render.base import NONCE_PREFIX
+from tether.prompty.render.parse import parse
 
 VECTORS = load("Parser.parse")
 

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from prompty_adapter import assert_subset, load
 
-from tether.prompty import render as render_module
-from tether.prompty.render import RenderError, render, render_segments
+from tether.prompty import errors
+from tether.prompty.errors import RenderError
+from tether.prompty.render.templates import render, render_segments
 
 RENDER = load("Renderer.render")
 SEGMENTS = load("Renderer.renderSegments")
@@ -60,7 +61,7 @@ def test_render_segments(vector: dict[str, Any]) -> None:
         return [s.to_dict() for s in segments]
 
     if "error" in expected:
-        error = getattr(render_module, expected["error"])
+        error = getattr(errors, expected["error"])
         assert issubclass(error, RenderError)
         with pytest.raises(error):
             run()

@@ -1,5 +1,5 @@
 """``TurnConformance.runTurn`` (5) and ``TurnConformance.replay`` (5): the Prompty turn engine, run
-by tether's one loop through ``tether.prompty.turns``.
+by tether's one loop through ``tether.prompty.turns.engine``.
 
 runTurn vectors script the model (text, tool requests, provider-state transitions), the tools'
 outputs by call id, denied tools and cancellation; the harness feeds them to a ``TurnEngine`` as a
@@ -22,25 +22,25 @@ from prompty_adapter import assert_subset, load
 
 from tether.control import CancellationToken
 from tether.prompty.messages import PromptMessage
-from tether.prompty.turn_data import (
+from tether.prompty.turns.data import (
     ContextState,
     DelegatedStateRef,
     TurnModelRequest,
     TurnModelResponse,
     TurnOptions,
 )
-from tether.prompty.turn_journal import MemoryJournal
-from tether.prompty.turn_ports import (
+from tether.prompty.turns.engine import TurnEngine
+from tether.prompty.turns.journal import MemoryJournal
+from tether.prompty.turns.ports import (
     AllowAllPermissions,
     DenyTools,
     FixedClock,
     PermissionPort,
     SequentialIds,
 )
-from tether.prompty.turn_records import RunTurnRequest, RunTurnResult
-from tether.prompty.turn_replay import replay_records, verify_replay
-from tether.prompty.turn_tools import HostToolRequest, host_tools
-from tether.prompty.turns import TurnEngine
+from tether.prompty.turns.records import RunTurnRequest, RunTurnResult
+from tether.prompty.turns.replay import replay_records, verify_replay
+from tether.prompty.turns.tools import HostToolRequest, host_tools
 from tether.testing.scripted import Call, Reply, ScriptedTransport, Step
 from tether.tools.tool import Tool
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tether.errors import AuthenticationError, BadRequestError, ConnectionFailedError
-from tether.prompty.discovery import DiscoveryError, ModelInfo, list_models, map_model
+from tether.prompty.discovery import ModelInfo, list_models, map_model
+from tether.prompty.errors import DiscoveryError
 from tether.prompty.model import Connection
 
 KEY = "sk-test-abcdefghijklmnop"

@@ -14,7 +14,7 @@ import pytest
 
 from tether import prompty
 from tether.prompty import registry
-from tether.prompty.tools import tool
+from tether.prompty.execution.tools import tool
 from tether.testing import Call, Reply, ScriptedTransport
 
 pytestmark = pytest.mark.timeout(30)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from tether.prompty import load
-from tether.prompty.errors import LoadError
-from tether.prompty.render import RenderError, TemplateLimitError, TemplateSecurityError, render
+from tether.prompty.errors import LoadError, RenderError, TemplateLimitError, TemplateSecurityError
+from tether.prompty.render.templates import render
 
 MB = 1 << 20
 PEAK = 48 * MB  # well under what any case below builds without its bound

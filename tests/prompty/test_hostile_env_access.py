@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from tether.prompty import load
-from tether.prompty.errors import EnvAccessError, LoadError
-from tether.prompty.kinds import ToolKindError, parameters_schema, register_builtin_kinds
-from tether.prompty.loader import validate_inputs
+from tether.prompty.errors import EnvAccessError, LoadError, ToolKindError, WireError
+from tether.prompty.execution.tool_schemas import parameters_schema
+from tether.prompty.execution.tools import engine_tools
+from tether.prompty.execution.wire import transport_for
+from tether.prompty.kinds.builtin import register_builtin_kinds
+from tether.prompty.loading.loader import validate_inputs
 from tether.prompty.pipeline import prepare
-from tether.prompty.tools import engine_tools
-from tether.prompty.wire import WireError, transport_for
 
 AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 OPENAI = "sk-live-0123456789abcdefghijklmnop"

@@ -20,9 +20,9 @@ import pytest
 from tether.prompty import load
 from tether.prompty.env import EnvValue
 from tether.prompty.errors import PromptyError
+from tether.prompty.execution.wire import transport_for
 from tether.prompty.pipeline import prepare
-from tether.prompty.tracing import Tracer
-from tether.prompty.wire import transport_for
+from tether.prompty.tracing.tracer import Tracer
 
 VALUE = "value-of-a-plain-variable-42"
 SHORT = "bq"  # too short for any text search: only knowing where it came from hides it

@@ -19,7 +19,8 @@ import pytest
 
 from tether.prompty import load
 from tether.prompty.errors import LoadError
-from tether.prompty.kinds import parameters_schema, register_builtin_kinds
+from tether.prompty.execution.tool_schemas import parameters_schema
+from tether.prompty.kinds.builtin import register_builtin_kinds
 from tether.prompty.registry import clear_tool_handlers
 
 INSIDE = '{"kind": "anonymous", "endpoint": "https://inside.example"}'

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from tether.prompty.parse import RoleInjectionError, render_and_parse
+from tether.prompty.errors import RoleInjectionError
+from tether.prompty.render.parse import render_and_parse
 
 TEMPLATES = {
     "jinja2": 'system:\nBe kind.\n\nuser[name="{{ n }}"]:\n{{ q }}',

@@ -19,20 +19,16 @@ import pytest
 
 from tether.mcp import McpError, McpStdio
 from tether.prompty import registry
-from tether.prompty.errors import LoadError
-from tether.prompty.kinds import (
-    McpKind,
-    OpenApiKind,
-    PromptyKind,
-    ToolKindError,
-    parameters_schema,
-    parameters_schemas,
-    register_builtin_kinds,
-    tool_sessions,
-)
-from tether.prompty.loader import load
+from tether.prompty.errors import LoadError, ToolKindError
+from tether.prompty.execution.tool_schemas import parameters_schema, parameters_schemas
+from tether.prompty.execution.tool_sessions import tool_sessions
+from tether.prompty.execution.tools import engine_tools
+from tether.prompty.kinds.builtin import register_builtin_kinds
+from tether.prompty.kinds.mcp import McpKind
+from tether.prompty.kinds.openapi import OpenApiKind
+from tether.prompty.kinds.prompty import PromptyKind
+from tether.prompty.loading.loader import load
 from tether.prompty.model import PromptAgent, ToolDefinition
-from tether.prompty.tools import engine_tools
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -178,7 +174,7 @@ def test_the_model_sees_the_childs_inputs(tmp_path: Path) -> None:
 async def test_single_mode_runs_the_child_once_on_its_registered_transport(
     tmp_path: Path,
 ) -> None:
-    from tether.prompty import turn_async
+    from tether.prompty.pipeline import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     child_model = ScriptedTransport([Reply("Short: all calm.")])
@@ -196,7 +192,7 @@ async def test_single_mode_runs_the_child_once_on_its_registered_transport(
 
 
 async def test_agentic_mode_runs_the_childs_own_tools(tmp_path: Path) -> None:
-    from tether.prompty import turn_async
+    from tether.prompty.pipeline import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     shouted: list[str] = []
@@ -222,7 +218,7 @@ async def test_agentic_mode_runs_the_childs_own_tools(tmp_path: Path) -> None:
 
 
 async def test_a_file_that_runs_itself_stops_at_the_nesting_limit(tmp_path: Path) -> None:
-    from tether.prompty import turn_async
+    from tether.prompty.pipeline import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     def step(request: Any) -> Reply:
@@ -342,7 +338,7 @@ tools:
 
 
 async def test_a_full_turn_calls_the_mcp_tool(tmp_path: Path) -> None:
-    from tether.prompty import turn_async
+    from tether.prompty.pipeline import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     model = ScriptedTransport(

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from tether.prompty import files
 from tether.prompty.errors import InputError, LoadError, MissingFileError, PromptyError
-from tether.prompty.files import split_frontmatter
-from tether.prompty.loader import load, load_async, load_dotenv, loads, validate_inputs
+from tether.prompty.loading import files
+from tether.prompty.loading.files import split_frontmatter
+from tether.prompty.loading.loader import load, load_async, load_dotenv, loads, validate_inputs
 from tether.prompty.model import (
     Binding,
     CustomTool,

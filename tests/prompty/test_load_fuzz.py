@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from fuzzing import fuzz
 from tether.prompty.errors import PromptyError
-from tether.prompty.loader import loads, validate_inputs
+from tether.prompty.loading.loader import loads, validate_inputs
 
 FUZZ = fuzz(200)
 

@@ -12,14 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzing import fuzz
-from tether.prompty.parse import (
-    ROLES,
-    RoleInjectionError,
-    match_role_marker,
-    parse,
-    pre_render,
-)
-from tether.prompty.render import RenderError, forges_role_boundary, render, render_segments
+from tether.prompty.errors import RenderError, RoleInjectionError
+from tether.prompty.render.markers import ROLES, match_role_marker
+from tether.prompty.render.parse import parse, pre_render
+from tether.prompty.render.templates import forges_role_boundary, render, render_segments
 
 FUZZ = fuzz(200)
 

@@ -12,24 +12,22 @@ from typing import Any
 import pytest
 
 from tether.messages import Message, TextBlock
-from tether.prompty.errors import PromptyError
-from tether.prompty.messages import Part, PromptMessage
-from tether.prompty.parse import (
+from tether.prompty.errors import (
+    InvokerError,
     ParseError,
+    PromptyError,
+    RenderError,
     RichInputError,
     RoleInjectionError,
-    match_role_marker,
-    parse,
-    pre_render,
-    render_and_parse,
-)
-from tether.prompty.render import (
-    InvokerError,
-    RenderError,
     StrictViolation,
     TemplateLimitError,
     TemplateSecurityError,
     TemplateSyntaxError,
+)
+from tether.prompty.messages import Part, PromptMessage
+from tether.prompty.render.markers import match_role_marker
+from tether.prompty.render.parse import parse, pre_render, render_and_parse
+from tether.prompty.render.templates import (
     get_renderer,
     register_renderer,
     render,

@@ -24,7 +24,7 @@ from tether.events import (
 )
 from tether.messages import Message
 from tether.prompty import ModelRefusedError, PromptyStream, Tracer, registry
-from tether.prompty.wire import WireError
+from tether.prompty.errors import WireError
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.types import StopReason, ToolSpec
 

@@ -25,10 +25,10 @@ from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import BaseModel
 
 from tether import Agent, Usage
-from tether.prompty.console import ConsoleTracer
 from tether.prompty.messages import Part, PromptMessage
-from tether.prompty.otel import OtelTracer
-from tether.prompty.tracing import (
+from tether.prompty.tracing.console import ConsoleTracer
+from tether.prompty.tracing.otel import OtelTracer
+from tether.prompty.tracing.tracer import (
     MAX_DEPTH,
     MAX_ITEMS,
     MAX_STRING,
@@ -38,7 +38,7 @@ from tether.prompty.tracing import (
     to_dict,
     trace,
 )
-from tether.prompty.tracy import TracyTracer, tracy_file_name
+from tether.prompty.tracing.tracy import TracyTracer, tracy_file_name
 from tether.testing import Reply, ScriptedTransport
 from tether.tracing import OpenTelemetry
 from tether.tracing.redact import is_sensitive_key

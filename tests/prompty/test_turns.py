@@ -10,20 +10,15 @@ from typing import Any
 import pytest
 
 from tether.control import CancellationToken
+from tether.prompty.errors import IndeterminateOutcome
 from tether.prompty.messages import PromptMessage
-from tether.prompty.turn_data import ContextState, DelegatedStateRef, TurnOptions
-from tether.prompty.turn_journal import MemoryJournal
-from tether.prompty.turn_ports import (
-    DenyTools,
-    FixedClock,
-    IndeterminateOutcome,
-    PostCommitRequest,
-    post_commit_id,
-)
-from tether.prompty.turn_records import RunTurnRequest, RunTurnResult, TurnCheckpoint, TurnEvent
-from tether.prompty.turn_replay import replay_records, verify_replay
-from tether.prompty.turn_tools import HostToolRequest, host_tools
-from tether.prompty.turns import TurnEngine, run_turn
+from tether.prompty.turns.data import ContextState, DelegatedStateRef, TurnOptions
+from tether.prompty.turns.engine import TurnEngine, run_turn
+from tether.prompty.turns.journal import MemoryJournal
+from tether.prompty.turns.ports import DenyTools, FixedClock, PostCommitRequest, post_commit_id
+from tether.prompty.turns.records import RunTurnRequest, RunTurnResult, TurnCheckpoint, TurnEvent
+from tether.prompty.turns.replay import replay_records, verify_replay
+from tether.prompty.turns.tools import HostToolRequest, host_tools
 from tether.testing.scripted import Call, Reply, ScriptedTransport
 from tether.transports.retry import RetryPolicy
 

@@ -98,7 +98,8 @@ class PromptyRun:
         self, opts: argparse.Namespace, make_transport: MakeTransport
     ) -> tuple[CompletionTransport, bool]:
         """The model to run on, and whether the CLI made it (and so closes it)."""
-        from ..prompty.wire import WireError, model_options, transport_for  # noqa: PLC0415
+        from ..prompty.errors import WireError  # noqa: PLC0415
+        from ..prompty.execution.wire import model_options, transport_for  # noqa: PLC0415
 
         model, outputs = self.agent.model, self.agent.outputs or ()
         if opts.model_given or model is None or not model.id:
@@ -119,7 +120,7 @@ class PromptyRun:
 
 def _model_variables(path: Path) -> set[str]:
     """The environment variables the file's ``model`` section names, as written."""
-    from ..prompty.files import parse_yaml, read_text, split_frontmatter  # noqa: PLC0415
+    from ..prompty.loading.files import parse_yaml, read_text, split_frontmatter  # noqa: PLC0415
 
     split = split_frontmatter(read_text(path), path=str(path))
     if split.frontmatter is None:
@@ -144,7 +145,7 @@ def _load(path: Path, shown: str, allowed: Sequence[str]) -> PromptAgent:
     """The agent in ``path``; a file that cannot be loaded is a ``UsageError``."""
     try:
         from ..prompty.errors import EnvAccessError, LoadError  # noqa: PLC0415
-        from ..prompty.loader import load, load_dotenv  # noqa: PLC0415
+        from ..prompty.loading.loader import load, load_dotenv  # noqa: PLC0415
     except ImportError as exc:
         raise UsageError(f"running a .prompty file needs tether's prompty extra ({exc})") from exc
     try:

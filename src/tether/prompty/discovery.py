@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import PromptyError
+from .errors import DiscoveryError
 
 if TYPE_CHECKING:
     import httpx
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 __all__ = [
     "KNOWN_MODELS",
     "ConnectionLike",
-    "DiscoveryError",
     "ModelInfo",
     "enrich",
     "list_models",
@@ -30,10 +29,6 @@ log = logging.getLogger("tether.prompty.discovery")
 
 MAX_BODY = 8 * 1024 * 1024  # bytes of one model-list response read
 MAX_PAGES = 100  # pages of a paginated model list followed
-
-
-class DiscoveryError(PromptyError, ValueError):
-    """A model record or model list that cannot be read; the message names the field."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .beneath import Place
+    from .paths import Place
 
 __all__ = [
     "Binding",

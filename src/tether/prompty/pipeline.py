@@ -1,6 +1,6 @@
 """The door's operations (§1.4, §14): ``prepare``, ``run``, ``invoke``, ``turn``, each sync and
-async. ``turn`` runs the agent loop (``loop.agent_loop``) whether or not tools are given.
-``door`` exports them with the built-in tool kinds installed first."""
+async, as the package exports them. ``turn`` runs the agent loop (``execution.loop.agent_loop``)
+whether or not tools are given."""
 
 from __future__ import annotations
 
@@ -15,21 +15,20 @@ from ..blocking import run_blocking
 from ..events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
 from ..transports.base import CompletionTransport
 from ..types import StopReason
-from .errors import PromptyError
-from .kind_schemas import parameters_schemas
-from .kind_sessions import tool_sessions
-from .loader import load, validate_inputs
-from .loop import LoopOptions, LoopOutcome, ModelRefusedError, agent_loop
+from .errors import ModelRefusedError, StructuredOutputError
+from .execution.loop import LoopOptions, LoopOutcome, agent_loop
+from .execution.streaming import PromptyStream
+from .execution.tool_schemas import parameters_schemas
+from .execution.tool_sessions import tool_sessions
+from .execution.tools import engine_tools
+from .execution.wire import transport_for
+from .loading.loader import load, validate_inputs
 from .messages import PromptMessage, to_tether
 from .model import PromptAgent
-from .parse import render_and_parse
-from .streaming import PromptyStream
-from .tools import engine_tools
-from .tracing import trace
-from .wire import transport_for
+from .render.parse import render_and_parse
+from .tracing.tracer import trace
 
 __all__ = [
-    "StructuredOutputError",
     "ToolCall",
     "invoke",
     "invoke_async",
@@ -43,10 +42,6 @@ __all__ = [
 
 T = TypeVar("T")
 RICH_KINDS = frozenset(("thread", "image", "file", "audio"))
-
-
-class StructuredOutputError(PromptyError, ValueError):
-    """The model's answer is not the JSON the agent's ``outputs`` (or ``target_type``) ask for."""
 
 
 def _agent(agent_or_path: PromptAgent | str | Path) -> PromptAgent:

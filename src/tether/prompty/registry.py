@@ -6,11 +6,13 @@ thread is seen whole on every other.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "BUILTIN_KINDS",
     "Registry",
     "clear_connections",
     "clear_tool_handlers",
@@ -65,6 +67,9 @@ parameter is not a declared one (the spec's style), else with them as keywords."
 KindHandler = Callable[..., Any]
 """A kind handler: ``handler(tool_def, args, agent, inputs)``, sync or async."""
 
+BUILTIN_KINDS = ("prompty", "mcp", "openapi")
+"""The tool kinds the door handles itself when the application registers no handler."""
+
 TOOLS: Registry[ToolHandler] = Registry("tool")
 TOOL_HANDLERS: Registry[KindHandler] = Registry("tool kind handler")
 CONNECTIONS: Registry[Any] = Registry("connection")
@@ -95,12 +100,19 @@ def register_tool_handler(kind: str, handler: KindHandler) -> None:
 
 
 def get_tool_handler(kind: str) -> KindHandler | None:
-    """The handler registered for tool kind ``kind``, or None."""
-    return TOOL_HANDLERS.get(kind)
+    """The handler registered for tool kind ``kind``, or None. A built-in kind with none gets
+    its default handler first: the kind handlers sit above the operations that look them up
+    (a ``prompty`` tool runs a turn), so they are found by module name, not imported."""
+    handler = TOOL_HANDLERS.get(kind)
+    if handler is None and kind in BUILTIN_KINDS:
+        importlib.import_module(f"{__package__}.kinds.builtin").ensure_builtin_kinds()
+        handler = TOOL_HANDLERS.get(kind)
+    return handler
 
 
 def clear_tool_handlers() -> None:
-    """Forget every kind handler, built-in ones included (for tests)."""
+    """Forget every kind handler, built-in ones included (their defaults return on the next
+    lookup)."""
     TOOL_HANDLERS.clear()
 
 
