@@ -4,10 +4,13 @@ only point down."""
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import tether
 
@@ -128,17 +131,17 @@ def test_dunder_all_is_complete_and_resolvable() -> None:
     assert public <= set(tether.__all__), public - set(tether.__all__)
 
 
-def _lazy_table(tree: ast.Module) -> dict[str, str]:
+def _lazy_table(tree: ast.Module) -> dict[str, str] | None:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "_LAZY":
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in ("_LAZY", "_HOMES"):
             table = ast.literal_eval(node.value)
             assert isinstance(table, dict)
             return table
-    raise AssertionError("tether/__init__.py has no _LAZY table")
+    return None
 
 
 def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
-    """Name -> module (relative to ``tether``) of the imports under ``if TYPE_CHECKING:``."""
+    """Name -> module (relative to its package) of the imports under ``if TYPE_CHECKING:``."""
     found: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
@@ -151,12 +154,29 @@ def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
     return found
 
 
-def test_public_names_come_from_one_table() -> None:
-    tree = ast.parse((SRC / "__init__.py").read_text())
+LAZY_PACKAGES = ["", "durable", "prompty", "skills", "tracing", "transports"]
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES, ids=lambda p: p or "tether")
+def test_public_names_come_from_one_table(package: str) -> None:
+    tree = ast.parse((SRC / package / "__init__.py").read_text())
     table = _lazy_table(tree)
+    assert table is not None, f"{package or 'tether'} has no table of its public names"
     assert _type_checking_imports(tree) == table
-    assert sorted(tether.__all__) == sorted([*table, "__version__"])
-    assert set(dir(tether)) >= set(table)
+    module = importlib.import_module(".".join(filter(None, ["tether", package])))
+    extra = ["__version__"] if not package else []
+    assert sorted(module.__all__) == sorted([*table, *extra])
+    for name in table:
+        assert getattr(module, name) is not None, name
+
+
+def test_every_lazy_package_is_checked() -> None:
+    lazy = sorted(
+        str(p.parent.relative_to(SRC)).replace(".", "")
+        for p in SRC.rglob("__init__.py")
+        if "lazy_names" in p.read_text() or "_LAZY" in p.read_text()
+    )
+    assert lazy == sorted(LAZY_PACKAGES)
 
 
 def test_names_users_write_are_exported() -> None:
@@ -219,7 +239,7 @@ def test_tool_loads_pydantic_on_first_use() -> None:
 # Layers, lowest first. A module may import its own family and any lower layer; within the parts
 # layer a family may not import another part (a transport never imports a tool, and so on).
 LAYERS: dict[str, set[str]] = {
-    "data": {"types", "errors", "messages", "events", "codec"},
+    "data": {"types", "errors", "messages", "events", "jsonforms"},
     "base": {"clock", "interrupt", "lazy", "blocking", "writes", "openat"},
     "parts": {"tools", "transports", "context", "control", "budget"},
     "sources": {"mcp", "stores"},
@@ -228,7 +248,7 @@ LAYERS: dict[str, set[str]] = {
         "middleware",
         "results",
         "steps",
-        "turn",
+        "reply",
         "dispatch",
         "early",
         "loop",
@@ -318,7 +338,7 @@ def test_layers_only_point_down() -> None:
 
 
 PROMPTY_LAYERS: dict[str, set[str]] = {
-    "data": {"env", "errors", "messages", "paths", "model", "schema", "registry"},
+    "data": {"env", "errors", "serial", "messages", "paths", "model", "schema", "registry"},
     "tracing": {"tracing"},
     "stages": {"loading", "render", "discovery", "turns"},
     "execution": {"execution"},
@@ -376,7 +396,7 @@ def test_no_import_cycles() -> None:
 
 def test_the_data_layer_imports_alone() -> None:
     out = _fresh(
-        "import sys, tether.messages, tether.events, tether.codec; "
+        "import sys, tether.messages, tether.events, tether.jsonforms; "
         "print(sorted(m for m in sys.modules if m.startswith('tether')))"
     )
     loaded = {m.removeprefix("tether.") for m in eval(out)} - {"tether"}

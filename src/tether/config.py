@@ -61,7 +61,7 @@ class AgentConfig:
     - ``clock``: time, waiting and jitter for retries (inject one for deterministic replay).
     - ``name``: what traces call this agent (``gen_ai.agent.name``).
     - ``start_tools_early``: with ``"parallel"`` execution, start each call as soon as its
-      arguments are complete (a later block of the response began), before the turn ends.
+      arguments are complete (a later block of the response began), before the reply ends.
     """
 
     system: str

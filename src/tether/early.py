@@ -1,4 +1,4 @@
-"""When a turn's tool calls start, the one seam the loop calls the same way either way: after
+"""When a reply's tool calls start, the one seam the loop calls the same way either way: after
 the answer is stored (``AfterAnswer``), or, with ``start_tools_early`` and parallel execution,
 while the model still answers (``EarlyCalls``): a call starts once its arguments are complete,
 that is once a later block of the response begins, and dispatch takes its task over."""
@@ -20,7 +20,7 @@ from .events import (
 )
 from .interrupt import survive
 from .messages import ToolResultBlock, ToolUseBlock
-from .turn import StreamedCall, tool_use
+from .reply import StreamedCall, tool_use
 
 if TYPE_CHECKING:
     from .config import AgentConfig
@@ -42,7 +42,7 @@ MakeDispatcher = Callable[["dict[str, Tool]", int], ToolDispatcher]
 
 
 class CallStart(Protocol):
-    """When one turn's tool calls start; the loop calls every kind the same way."""
+    """When one reply's tool calls start; the loop calls every kind the same way."""
 
     def streaming(
         self,
@@ -51,12 +51,12 @@ class CallStart(Protocol):
         table: dict[str, Tool],
         iteration: int,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """The turn's model ``events`` as the loop passes them on (calls may start from them)."""
+        """The reply's model ``events`` as the loop passes them on (calls may start from them)."""
 
     def dispatcher(
         self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
     ) -> ToolDispatcher:
-        """The dispatcher that runs the turn's calls."""
+        """The dispatcher that runs the reply's calls."""
 
     def tasks(
         self,
@@ -67,13 +67,13 @@ class CallStart(Protocol):
         """The calls run in tasks of their own, as events; None: run them one after another."""
 
     async def finish(self, calls: list[ToolUseBlock]) -> dict[str, ToolResultBlock]:
-        """The results of the calls already started, for a turn whose calls are not run."""
+        """The results of the calls already started, for a reply whose calls are not run."""
 
     def interrupted(self) -> Awaitable[dict[str, ToolResultBlock]]:
-        """As ``stop``, to the end even if cancelled meanwhile (a turn closed before dispatch)."""
+        """As ``stop``, to the end even if cancelled meanwhile (a reply closed before dispatch)."""
 
     async def stop(self) -> dict[str, ToolResultBlock]:
-        """The turn ends without dispatch: stop what runs; the results of what finished."""
+        """The reply ends without dispatch: stop what runs; the results of what finished."""
 
 
 class AfterAnswer:
@@ -91,13 +91,13 @@ class AfterAnswer:
         table: dict[str, Tool],
         iteration: int,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """``events`` as they are: nothing starts while the turn streams."""
+        """``events`` as they are: nothing starts while the reply streams."""
         return events
 
     def dispatcher(
         self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
     ) -> ToolDispatcher:
-        """A new dispatcher, made only for a turn that has calls to run."""
+        """A new dispatcher, made only for a reply that has calls to run."""
         return make(table, iteration)
 
     def tasks(
@@ -135,7 +135,7 @@ def call_start(agent: AgentConfig) -> CallStart:
 
 
 class CompleteCalls:
-    """Follows a turn's events; gives each tool call once its arguments are complete, that is
+    """Follows a reply's events; gives each tool call once its arguments are complete, that is
     once an event of a later block arrives (providers stream blocks one after another)."""
 
     __slots__ = ("open",)
@@ -163,7 +163,7 @@ class CompleteCalls:
 
 
 class EarlyCalls:
-    """Calls start while the turn streams (one object per run, reset as each turn begins)."""
+    """Calls start while the reply streams (one object per run, reset as each reply begins)."""
 
     __slots__ = ("done", "made", "progress", "stale", "started", "watch")
 
@@ -182,7 +182,7 @@ class EarlyCalls:
         table: dict[str, Tool],
         iteration: int,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """A new turn (its dispatcher made now): ``events``, starting calls as they complete."""
+        """A new reply (its dispatcher made now): ``events``, starting calls as they complete."""
         self.made = make(table, iteration)
         self.watch = CompleteCalls()
         self.started, self.done, self.stale = {}, {}, []
@@ -200,10 +200,10 @@ class EarlyCalls:
             await events.aclose()
 
     def see(self, event: StreamEvent) -> None:
-        """Take the turn's next event; start the calls it completes."""
+        """Take the reply's next event; start the calls it completes."""
         for block in self.watch.see(event):
             # Only arguments that parsed as sent (a repaired prefix could be cut short), and
-            # only a first use of an id (a repeated one is renamed when the turn ends).
+            # only a first use of an id (a repeated one is renamed when the reply ends).
             if block.raw_arguments is None and block.id not in self.started:
                 assert self.made is not None
                 task = asyncio.ensure_future(in_task(self.made, block, self.progress))
@@ -212,7 +212,7 @@ class EarlyCalls:
     def dispatcher(
         self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
     ) -> ToolDispatcher:
-        """The dispatcher the turn's calls started with."""
+        """The dispatcher the reply's calls started with."""
         assert self.made is not None
         return self.made
 
@@ -239,7 +239,7 @@ class EarlyCalls:
         return None
 
     async def finish(self, calls: list[ToolUseBlock]) -> dict[str, ToolResultBlock]:
-        """The results of the calls that were started, once they end (for a turn whose calls
+        """The results of the calls that were started, once they end (for a reply whose calls
         are otherwise not run): they ran, so their results stand."""
         for block in calls:
             found = self.started.get(block.id)
@@ -256,7 +256,7 @@ class EarlyCalls:
         return survive(self.stop())
 
     async def stop(self) -> dict[str, ToolResultBlock]:
-        """The turn ends without dispatch (failed, closed, or cut off): cancel what still runs,
+        """The reply ends without dispatch (failed, closed, or cut off): cancel what still runs,
         wait for it, and give the results of the calls that did finish."""
         running = [(block, task) for block, task in self.started.values()]
         self.started.clear()

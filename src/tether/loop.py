@@ -44,6 +44,7 @@ from .middleware import (
     model_chain,
     run_chain,
 )
+from .reply import ReplyBuilder, ReplyRequest, stream_reply
 from .results import interrupted_result, not_run_result
 from .steps import (
     check_guardrail,
@@ -55,7 +56,6 @@ from .steps import (
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
 from .tracing.ambient import with_ambient
-from .turn import TurnBuilder, TurnRequest, stream_turn
 from .types import ZERO_USAGE, StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ class Run:
         self.finished = False
         self.cut_short = False
         self.start: CallStart = call_start(agent)
-        self.streaming: TurnBuilder | None = None  # the turn being streamed, if any
+        self.streaming: ReplyBuilder | None = None  # the reply being streamed, if any
         self.answer = StopReason.END_TURN
         self.middleware = agent.middleware if middleware is None else middleware
         self.request: RunRequest | None = None  # set when middleware sees the run
@@ -195,19 +195,19 @@ class Run:
                 if trimmed is not None:
                     yield trimmed
                 self._check_cancelled()
-                turn = self.streaming = TurnBuilder()
-                model_events = self._model_call(sent, specs, table, iteration, turn)
+                reply = self.streaming = ReplyBuilder()
+                model_events = self._model_call(sent, specs, table, iteration, reply)
                 try:
                     async for event in model_events:
                         yield event
-                finally:  # as contextlib.aclosing, without its object held for the turn
+                finally:  # as contextlib.aclosing, without its object held for the reply
                     await model_events.aclose()
                 self.streaming = None
-                end, calls = await self._store_answer(turn, iteration)
+                end, calls = await self._store_answer(reply, iteration)
                 try:
                     yield end
                 except BaseException:  # closed before dispatch began: stored calls need results
-                    await self._interrupt_turn(calls)
+                    await self._interrupt_reply(calls)
                     raise
                 if not _dispatched(calls, end.stop_reason):
                     if calls:
@@ -240,13 +240,13 @@ class Run:
             yield event
 
     async def _failed(self, exc: BaseException) -> list[StreamEvent]:
-        """The last events of a run ``exc`` ended (a turn cut short keeps its text; calls it
+        """The last events of a run ``exc`` ended (a reply cut short keeps its text; calls it
         started are stopped); raises ``exc`` when it goes on to the caller."""
-        turn, self.streaming = self.streaming, None
-        if turn is not None:
+        reply, self.streaming = self.streaming, None
+        if reply is not None:
             try:
-                await self._keep_partial(turn)
-            except BaseException as later:  # goes on in place of exc, as when the turn raised it
+                await self._keep_partial(reply)
+            except BaseException as later:  # goes on in place of exc, as when the reply raised it
                 exc = later
         await self.start.stop()
         closing = self._fail(exc)
@@ -334,34 +334,34 @@ class Run:
         specs: list[ToolSpec],
         table: dict[str, Tool],
         iteration: int,
-        turn: TurnBuilder,
+        reply: ReplyBuilder,
     ) -> AsyncGenerator[StreamEvent, None]:
-        """This iteration's model call, through the middleware (if any), into ``turn``; calls
+        """This iteration's model call, through the middleware (if any), into ``reply``; calls
         may start while it streams."""
-        events = stream_turn(TurnRequest(self, sent, specs, iteration, turn))
+        events = stream_reply(ReplyRequest(self, sent, specs, iteration, reply))
         return self.start.streaming(events, self._dispatcher, table, iteration)
 
-    async def _keep_partial(self, turn: TurnBuilder) -> None:
-        """A failed or cancelled turn keeps what the model already said (its text only)."""
-        partial = turn.text()
+    async def _keep_partial(self, reply: ReplyBuilder) -> None:
+        """A failed or cancelled reply keeps what the model already said (its text only)."""
+        partial = reply.text()
         if partial:
             await survive(self._append(Message("assistant", partial)))
 
     async def _store_answer(
-        self, turn: TurnBuilder, iteration: int
+        self, reply: ReplyBuilder, iteration: int
     ) -> tuple[IterationEnd, list[ToolUseBlock]]:
-        """Count the turn's usage, check the answer with the output guardrails, store it; the
-        turn's end event (numbered as this iteration) and its tool calls."""
-        end, state = turn.end, self.state
+        """Count the reply's usage, check the answer with the output guardrails, store it; the
+        reply's end event (numbered as this iteration) and its tool calls."""
+        end, state = reply.end, self.state
         assert end is not None
         state.usage = state.usage + end.usage
-        message, calls = turn.build()
+        message, calls = reply.build()
         if message is not None:
             for guardrail in self.agent.output_guardrails:
                 await check_guardrail(guardrail, message, "output")
             await self.store.append(message)
             self.history.append(message)
-        state.final_text = turn.text()
+        state.final_text = reply.text()
         numbered = IterationEnd(
             iteration, end.stop_reason, end.usage, end.raw_stop_reason, end.model
         )
@@ -377,20 +377,20 @@ class Run:
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
 
     async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
-        """Answer the calls of a turn that ended before they were complete (their events);
+        """Answer the calls of a reply that ended before they were complete (their events);
         calls started while it streamed did run, and keep their results."""
         why = f"the response ended with {reason.value!r} before the call was complete."
         try:
             ran = await self.start.finish(calls)
         except BaseException:
-            await self._interrupt_turn(calls)
+            await self._interrupt_reply(calls)
             raise
         skipped = [ran.get(b.id) or not_run_result(b, why) for b in calls]
         await self._store_results(skipped)
         return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
 
     def _settle(self, skipped: bool, reason: StopReason) -> None:
-        """After a turn whose calls were not run (``skipped``: it had some): finish, go on to
+        """After a reply whose calls were not run (``skipped``: it had some): finish, go on to
         another iteration, or raise the error that ends the run."""
         if skipped and reason is StopReason.MAX_TOKENS and not self.cut_short:
             self.cut_short = True  # the model may go on from the results, once
@@ -418,8 +418,8 @@ class Run:
         self.history.append(full if limit is None else model_view(full, limit))
         return self.store.append(full)
 
-    async def _interrupt_turn(self, calls: list[ToolUseBlock]) -> None:
-        """A turn's stored calls get results though none is dispatched: those started while it
+    async def _interrupt_reply(self, calls: list[ToolUseBlock]) -> None:
+        """A reply's stored calls get results though none is dispatched: those started while it
         streamed and finished keep theirs, the rest are interrupted."""
         if calls:
             ran = await self.start.interrupted()
@@ -458,7 +458,7 @@ def _offer(tools: list[Tool]) -> tuple[dict[str, Tool], list[ToolSpec]]:
 
 
 def _dispatched(calls: list[ToolUseBlock], reason: StopReason) -> bool:
-    """Whether a turn's calls go to dispatch: it has some, and stopped where they are complete."""
+    """Whether a reply's calls go to dispatch: it has some, and stopped where they are complete."""
     return bool(calls) and reason in _DISPATCHABLE
 
 

@@ -184,7 +184,8 @@ _BLOCK_TYPES = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One conversation turn. ``content`` may be given as a string or any iterable of blocks."""
+    """One message of the conversation; ``content`` may be given as a string or any iterable of
+    blocks."""
 
     role: Role
     content: tuple[ContentBlock, ...]

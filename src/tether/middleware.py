@@ -110,7 +110,7 @@ RunHandler = Callable[[RunRequest], AsyncIterator[StreamEvent]]
 """Makes one run: its events, ending with ``SessionEndEvent``."""
 
 ModelHandler = Callable[[ModelRequest], AsyncIterator[StreamEvent]]
-"""Makes one model call: the events of one turn, ending with ``IterationEnd``."""
+"""Makes one model call: the events of one reply, ending with ``IterationEnd``."""
 
 ToolHandler = Callable[[ToolRequest], Awaitable[ToolResultBlock]]
 """Makes one tool call: its result (failures included, as error results)."""
@@ -119,7 +119,7 @@ ToolHandler = Callable[[ToolRequest], Awaitable[ToolResultBlock]]
 class Middleware:
     """Wraps runs and calls; override any method (the defaults pass it on unchanged).
 
-    ``wrap_run`` returns the run's events and ``wrap_model_call`` a turn's events (write them as
+    ``wrap_run`` returns the run's events and ``wrap_model_call`` a reply's events (write them as
     async generators, and close what ``call_next`` returned when done: ``contextlib.aclosing``);
     ``wrap_tool_call`` returns the call's result. A call wrapper may call ``call_next`` (once, or
     again to retry), change the request first, or not call it at all and answer itself.

@@ -48,8 +48,8 @@ class _Seen:
     """What a stream built from events alone has carried so far (an ``Agent``'s stream reads
     its ``RunState`` instead)."""
 
-    turn: list[str] = field(default_factory=list)  # text of the model turn under way
-    final_text: str = ""  # text of the last finished model turn
+    reply: list[str] = field(default_factory=list)  # text of the model reply under way
+    final_text: str = ""  # text of the last finished model reply
     stop_reason: StopReason | None = None
     usage: Usage = ZERO_USAGE
     error: BaseException | None = None  # the first ``Error`` event's exception
@@ -59,10 +59,10 @@ class _Seen:
 
     def see(self, event: object) -> None:
         if isinstance(event, TextDelta):
-            self.turn.append(event.delta)
+            self.reply.append(event.delta)
         elif isinstance(event, IterationEnd):
-            self.final_text = "".join(self.turn)
-            self.turn.clear()
+            self.final_text = "".join(self.reply)
+            self.reply.clear()
             self.usage = self.usage + event.usage
             self.iterations = max(self.iterations, event.iteration)
         elif isinstance(event, Error):
@@ -85,7 +85,7 @@ class _Seen:
     def answer(self) -> str:
         """The last model turn's text (text after the last ``IterationEnd``, when there is some,
         is a turn the stream did not close)."""
-        return "".join(self.turn) if self.turn else self.final_text
+        return "".join(self.reply) if self.reply else self.final_text
 
 
 async def _tracked(

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from tether.reply import ReplyBuilder
 from tether.testing import assert_stream_contract
 from tether.transports.anthropic import AnthropicCodec
 from tether.transports.openai_chat import OpenAIChatCodec
 from tether.transports.openai_responses import OpenAIResponsesCodec
 from tether.transports.sse import SSEDecoder
-from tether.turn import TurnBuilder
 
 HERE = Path(__file__).parent / "recordings"
 CODECS: dict[str, Any] = {
@@ -33,7 +33,7 @@ def _decode(codec: Any, body: bytes) -> list[Any]:
 
 
 def _assembled(events: list[Any]) -> tuple[Any, Any]:
-    turn = TurnBuilder()
+    turn = ReplyBuilder()
     for event in events:
         turn.add(event)
     message, calls = turn.build()

@@ -45,6 +45,7 @@ from tether.events import (
     ToolInputDelta,
     ToolUseStart,
 )
+from tether.reply import ReplyBuilder
 from tether.testing import assert_stream_contract
 from tether.transports.anthropic import (
     AnthropicCodec,
@@ -53,7 +54,6 @@ from tether.transports.anthropic import (
 )
 from tether.transports.options import ModelOptions
 from tether.transports.sse import SSEDecoder, SSEEvent
-from tether.turn import TurnBuilder
 from tether.types import StopReason, Usage
 
 RECORDINGS = Path(__file__).parent / "recordings" / "anthropic"
@@ -373,7 +373,7 @@ def _decode(data: bytes) -> list[StreamEvent]:
 
 
 def _built(events: list[StreamEvent]) -> tuple[Any, ...]:
-    turn = TurnBuilder()
+    turn = ReplyBuilder()
     for event in events:
         turn.add(event)
     message, calls = turn.build()

@@ -42,6 +42,7 @@ from tether.events import (
     ToolInputDelta,
     ToolUseStart,
 )
+from tether.reply import ReplyBuilder
 from tether.testing import assert_stream_contract, collect
 from tether.transports.openai_responses import (
     PROVIDER,
@@ -51,7 +52,6 @@ from tether.transports.openai_responses import (
 )
 from tether.transports.options import ModelOptions
 from tether.transports.sse import SSEDecoder, SSEEvent
-from tether.turn import TurnBuilder
 from tether.types import StopReason, Usage
 
 RECORDINGS = Path(__file__).parent / "recordings" / "openai_responses"
@@ -144,7 +144,7 @@ def decode(*events: dict[str, Any]) -> list[StreamEvent]:
 
 def assembled(events: Sequence[StreamEvent]) -> tuple[Any, ...]:
     """What the agent builds from the events: the message, its calls and the turn's end."""
-    turn = TurnBuilder()
+    turn = ReplyBuilder()
     for event in events:
         turn.add(event)
     message, calls = turn.build()

@@ -16,7 +16,6 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.markdown import Markdown
 
-from ..codec import event_to_dict
 from ..errors import RunCancelled
 from ..events import (
     Retrying,
@@ -26,6 +25,7 @@ from ..events import (
     ToolDispatch,
     ToolResult,
 )
+from ..jsonforms import event_to_dict
 from ..messages import ToolResultContent
 from ..types import StopReason, Usage
 from .terminal import safe, safe_text
@@ -226,7 +226,7 @@ class RichRenderer:
 
 
 class JsonRenderer:
-    """Every event as one JSON line (``tether.codec.event_to_dict``), and nothing else.
+    """Every event as one JSON line (``tether.jsonforms.event_to_dict``), and nothing else.
 
     A cancelled turn (which has no ``SessionEndEvent`` of its own) gets a ``session_end`` line
     with stop reason ``cancelled``, so a reader always finds one at the end.

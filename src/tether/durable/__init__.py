@@ -9,38 +9,35 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names
-from .call import DurableCall, current_call, idempotency_key
+from ..lazy import lazy_names as _lazy_names
+
+# The public names, each with the module it loads from on first use: ``__all__`` is this table,
+# and the imports below repeat it for type checkers only (tests/test_public_api.py checks them).
+_HOMES = {
+    "DevServer": "devserver",
+    "DurableCall": "call",
+    "DurableOptions": "options",
+    "DurableRun": "client",
+    "DurableRunError": "client",
+    "Progress": "client",
+    "RunOutput": "payloads",
+    "TemporalAgent": "agent",
+    "current_call": "call",
+    "idempotency_key": "call",
+}
+
+__all__ = list(_HOMES)
 
 if TYPE_CHECKING:
-    from .agent import TemporalAgent
-    from .client import DurableRun, DurableRunError, Progress
-    from .devserver import DevServer
-    from .options import DurableOptions
-    from .payloads import RunOutput
+    from .agent import TemporalAgent as TemporalAgent
+    from .call import DurableCall as DurableCall
+    from .call import current_call as current_call
+    from .call import idempotency_key as idempotency_key
+    from .client import DurableRun as DurableRun
+    from .client import DurableRunError as DurableRunError
+    from .client import Progress as Progress
+    from .devserver import DevServer as DevServer
+    from .options import DurableOptions as DurableOptions
+    from .payloads import RunOutput as RunOutput
 
-__all__ = [
-    "DevServer",
-    "DurableCall",
-    "DurableOptions",
-    "DurableRun",
-    "DurableRunError",
-    "Progress",
-    "RunOutput",
-    "TemporalAgent",
-    "current_call",
-    "idempotency_key",
-]
-
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "TemporalAgent": "agent",
-        "DurableRun": "client",
-        "DurableRunError": "client",
-        "Progress": "client",
-        "DevServer": "devserver",
-        "DurableOptions": "options",
-        "RunOutput": "payloads",
-    },
-)
+__getattr__ = _lazy_names(__name__, _HOMES)

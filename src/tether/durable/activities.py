@@ -14,15 +14,15 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ..agent import Agent
-from ..codec import (
+from ..errors import ConflictError
+from ..events import StreamEvent
+from ..jsonforms import (
     block_from_dict,
     block_to_dict,
     exception_to_dict,
     message_from_dict,
     message_to_dict,
 )
-from ..errors import ConflictError
-from ..events import StreamEvent
 from ..messages import Message, ToolUseBlock
 from ..middleware import ModelRequest, as_generator, call_transport, model_chain
 from ..stores.base import SessionRows

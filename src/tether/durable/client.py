@@ -10,9 +10,9 @@ from typing import Any
 
 from temporalio.client import WorkflowHandle
 
-from ..codec import event_from_dict, exception_from_dict, message_from_dict
 from ..errors import TetherError
 from ..events import StreamEvent
+from ..jsonforms import event_from_dict, exception_from_dict, message_from_dict
 from ..messages import Message
 from .payloads import Decision, RunOutput
 

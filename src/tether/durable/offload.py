@@ -15,9 +15,9 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from ..codec import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
 from ..errors import RemoteError
 from ..events import StreamEvent
+from ..jsonforms import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
 from ..messages import Message, ToolResultBlock
 from ..middleware import Middleware, ModelHandler, ModelRequest, ToolHandler, ToolRequest
 from .payloads import ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict

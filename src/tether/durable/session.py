@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import workflow
 
-from ..codec import event_to_dict, exception_to_dict, message_from_dict, message_to_dict
 from ..control import Steering
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent
+from ..jsonforms import event_to_dict, exception_to_dict, message_from_dict, message_to_dict
 from ..loop import RunState, run_loop
 from ..messages import Message
 from ..middleware import ToolRequest

@@ -1,8 +1,8 @@
 """The Prompty door: ``.prompty`` files loaded, rendered, parsed and run by tether's engine.
 
-It follows the Prompty runtime specification, version 0.1.0-draft (vendored with its conformance
-vectors under ``tests/conformance/prompty/``); a "§n" anywhere in this package is a section of
-that version.
+It follows the Prompty runtime specification, version 0.1.0-draft, as of the Prompty commit its
+conformance vectors were taken from (``tests/conformance/prompty/README.md``); a "§n" in this
+package, or a "Prompty §n" anywhere in tether, is a section of that version.
 
 - ``load(path, env=[...])`` → ``PromptAgent`` (a file reads only the environment variables
   its caller names: ``EnvAccessError`` otherwise); ``prepare(agent, inputs)`` → messages;

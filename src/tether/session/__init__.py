@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from .agent_session import AgentSession, OutputValidationError, ToolErrorFormatter
 from .chat import ChatClient, ChatClientTransport
-from .door import AgentSession, OutputValidationError, ToolErrorFormatter
 from .hooks import DENIED, ApproveTool, OnTool, ToolCallContext
 from .snapshot import ConversationSnapshot, ConversationStore, SnapshotError
 from .state import ConversationState

@@ -1,5 +1,5 @@
 """The session's tool hooks as middleware: ``on_tool`` brackets each dispatch, ``approve_tool``
-may refuse a call before it runs (seed 003, steps 2 and 3)."""
+may refuse a call before it runs (padwan-ai's order: the hook is told, then approval asked)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Saving and resuming a session through the seed's ``ConversationStore``: plain JSON-able
+"""Saving and resuming a session through padwan-ai's ``ConversationStore``: plain JSON-able
 snapshots (system prompt and messages) kept by any object with ``save`` and ``load``.
 
 A loaded snapshot is untrusted: ``read_snapshot`` checks it is a conversation the engine could
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from ..codec import block_from_dict, message_to_dict
+from ..jsonforms import block_from_dict, message_to_dict
 from ..messages import ContentBlock, Message, Role, ToolResultBlock, ToolUseBlock
 from ..results import not_run_result
 from ..types import Usage

@@ -1,6 +1,6 @@
 """How a SkillAgent runs on tether's one loop: ``StepTransport`` makes a ``ModelHandle`` a
-transport (each model turn is one ``step``: a skill call becomes a tool call, an answer the
-turn's text, a refused reply a call to the check that refused it), and ``StepRecorder`` is the
+transport (each model reply is one ``step``: a skill call becomes a tool call, an answer the
+reply's text, a refused reply a call to the check that refused it), and ``StepRecorder`` is the
 middleware that writes each call's observation into the run's ``EventStream``."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ Step = Callable[[AgentState], Awaitable[Action | Observation]]
 
 
 class ModelCallFailed(Exception):
-    """A step could not ask the model (its handle raised): the engine retries the turn, and a
+    """A step could not ask the model (its handle raised): the engine retries the reply, and a
     run that still fails ends with ``observation``, which counts the ``attempts`` in a row."""
 
     def __init__(self, observation: ModelErrorObservation) -> None:
@@ -60,20 +60,20 @@ class ModelCallFailed(Exception):
 
 
 class StepTransport:
-    """A transport whose every turn is ``step(state)``; the turn's action or refusal is put on
+    """A transport whose every reply is ``step(state)``; the reply's action or refusal is put on
     the stream as it is made, and said to the engine as events. A step that could not ask the
-    model raises ``ModelCallFailed`` before the turn's first event, so the engine retries it."""
+    model raises ``ModelCallFailed`` before the reply's first event, so the engine retries it."""
 
     def __init__(self, step: Step, state: AgentState) -> None:
         self._step = step
         self._state = state
         self._calls = 0
-        self._failures = 0  # failed tries of the turn now being made
+        self._failures = 0  # failed tries of the reply now being made
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
-        """One step, as the events of one model turn."""
+        """One step, as the events of one model reply."""
         event = await self._step(self._state)
         if isinstance(event, ModelErrorObservation):
             self._failures += 1
@@ -81,11 +81,11 @@ class StepTransport:
         self._failures = 0
         self._state.stream.append(event)
         self._calls += 1
-        for out in _turn(event, f"step_{self._calls}", self._calls):
+        for out in _reply_events(event, f"step_{self._calls}", self._calls):
             yield out
 
 
-def _turn(event: Action | Observation, call_id: str, iteration: int) -> list[StreamEvent]:
+def _reply_events(event: Action | Observation, call_id: str, iteration: int) -> list[StreamEvent]:
     thought = getattr(event, "thought", "")
     out: list[StreamEvent] = [ReasoningDelta(0, thought)] if thought else []
     if isinstance(event, FinalAnswerAction):

@@ -1,6 +1,6 @@
 """``SkillAgent``: the door for small local models without native tool calling (cantus's
 agent). The model speaks the JSON action protocol through a ``ModelHandle``; the run is tether's
-one loop, configured: each turn is one ``step``, skills are the engine's tools, and every
+one loop, configured: each model reply is one ``step``, skills are the engine's tools, and every
 error the model causes is an observation on the stream, never an exception."""
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar, runtime_checkable
 
-from ..codec import message_from_json, message_to_dict, message_to_json
 from ..errors import StoreDamagedError, StoreUnavailableError
 from ..interrupt import survive
+from ..jsonforms import message_from_json, message_to_dict, message_to_json
 from ..messages import Message, TextBlock, text_message
 
 __all__ = [
@@ -37,7 +37,7 @@ P = ParamSpec("P")
 
 MAX_SESSION_ID = 256
 PLAIN_TEXT = 0  # a message of one text block: its text as it is (no JSON to read back)
-MESSAGE_FORMAT = 1  # any other message: the codec's JSON
+MESSAGE_FORMAT = 1  # any other message: its ``jsonforms`` JSON
 
 
 def stored_form(message: Message) -> tuple[int, str]:

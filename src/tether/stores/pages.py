@@ -1,7 +1,8 @@
 """Pages: many stored messages in one JSON text, so a long history loads in a few reads.
 
 A page is ``[kinds, bodies]``: ``kinds`` has one letter per message (its role's initial, upper
-case when the body is the codec's JSON rather than plain text) and ``bodies`` the stored bodies.
+case when the body is the ``jsonforms`` JSON rather than plain text) and ``bodies`` the stored
+bodies.
 """
 
 from __future__ import annotations

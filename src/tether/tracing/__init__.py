@@ -14,16 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..lazy import lazy_names as _lazy_names
 
-if TYPE_CHECKING:
-    from .middleware import Tracing
-    from .otel import OpenTelemetry
-    from .recorder import Recorder, TraceWriteWarning
-    from .spans import Span, SpanSink
-
-__all__ = ["OpenTelemetry", "Recorder", "Span", "SpanSink", "TraceWriteWarning", "Tracing"]
-
-# Loaded on first use: the engine imports ``tracing.ambient`` on every start, and that alone
-# must stay cheap.
+# The public names, each with the module it loads from on first use: ``__all__`` is this table,
+# and the imports below repeat it for type checkers only (tests/test_public_api.py checks them).
 _HOMES = {
     "OpenTelemetry": "otel",
     "Recorder": "recorder",
@@ -33,5 +25,14 @@ _HOMES = {
     "Tracing": "middleware",
 }
 
+__all__ = list(_HOMES)
+
+if TYPE_CHECKING:
+    from .middleware import Tracing as Tracing
+    from .otel import OpenTelemetry as OpenTelemetry
+    from .recorder import Recorder as Recorder
+    from .recorder import TraceWriteWarning as TraceWriteWarning
+    from .spans import Span as Span
+    from .spans import SpanSink as SpanSink
 
 __getattr__ = _lazy_names(__name__, _HOMES)

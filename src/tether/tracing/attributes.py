@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..codec import message_to_dict
+from ..jsonforms import message_to_dict
 from ..messages import Message, ToolResultBlock
 from ..middleware import ModelRequest, RunRequest, ToolRequest
 from ..transports.base import NamesModel, NamesProvider

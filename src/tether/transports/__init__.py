@@ -8,37 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..lazy import lazy_names as _lazy_names
-from .base import CompletionTransport
-from .retry import RetryPolicy
 
-if TYPE_CHECKING:
-    from .anthropic import AnthropicTransport
-    from .http import HttpTransport
-    from .openai_chat import OpenAIChatTransport
-    from .openai_embeddings import Embeddings, OpenAIEmbeddingsClient
-    from .openai_images import GeneratedImage, Images, OpenAIImagesClient
-    from .openai_media import OpenAIMediaClient
-    from .openai_responses import OpenAIResponsesTransport
-    from .options import ModelOptions
-
-__all__ = [
-    "AnthropicTransport",
-    "CompletionTransport",
-    "Embeddings",
-    "GeneratedImage",
-    "HttpTransport",
-    "Images",
-    "ModelOptions",
-    "OpenAIChatTransport",
-    "OpenAIEmbeddingsClient",
-    "OpenAIImagesClient",
-    "OpenAIMediaClient",
-    "OpenAIResponsesTransport",
-    "RetryPolicy",
-]
-
-_LAZY = {
+# The public names, each with the module it loads from on first use: ``__all__`` is this table,
+# and the imports below repeat it for type checkers only (tests/test_public_api.py checks them).
+_HOMES = {
     "AnthropicTransport": "anthropic",
+    "CompletionTransport": "base",
     "Embeddings": "openai_embeddings",
     "GeneratedImage": "openai_images",
     "HttpTransport": "http",
@@ -49,7 +24,24 @@ _LAZY = {
     "OpenAIImagesClient": "openai_images",
     "OpenAIMediaClient": "openai_media",
     "OpenAIResponsesTransport": "openai_responses",
+    "RetryPolicy": "retry",
 }
 
+__all__ = list(_HOMES)
 
-__getattr__ = _lazy_names(__name__, _LAZY)
+if TYPE_CHECKING:
+    from .anthropic import AnthropicTransport as AnthropicTransport
+    from .base import CompletionTransport as CompletionTransport
+    from .http import HttpTransport as HttpTransport
+    from .openai_chat import OpenAIChatTransport as OpenAIChatTransport
+    from .openai_embeddings import Embeddings as Embeddings
+    from .openai_embeddings import OpenAIEmbeddingsClient as OpenAIEmbeddingsClient
+    from .openai_images import GeneratedImage as GeneratedImage
+    from .openai_images import Images as Images
+    from .openai_images import OpenAIImagesClient as OpenAIImagesClient
+    from .openai_media import OpenAIMediaClient as OpenAIMediaClient
+    from .openai_responses import OpenAIResponsesTransport as OpenAIResponsesTransport
+    from .options import ModelOptions as ModelOptions
+    from .retry import RetryPolicy as RetryPolicy
+
+__getattr__ = _lazy_names(__name__, _HOMES)

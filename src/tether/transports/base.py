@@ -14,7 +14,7 @@ __all__ = ["ClosableTransport", "CompletionTransport", "NamesModel", "NamesProvi
 
 @runtime_checkable
 class CompletionTransport(Protocol):
-    """Streams one model turn.
+    """Streams one model reply.
 
     ``messages`` is the history to send (read it, never mutate it); ``tools`` the specs the model
     may call; ``system`` the system prompt. The stream yields ``TextDelta``/``ReasoningDelta``/
@@ -25,7 +25,7 @@ class CompletionTransport(Protocol):
     def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
-        """Start one model turn and yield its events."""
+        """Start one model reply and yield its events."""
         ...
 
 

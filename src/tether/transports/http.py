@@ -52,7 +52,7 @@ class HttpTransport:
     """A ``CompletionTransport`` over HTTP for one wire format (subclasses set the class fields).
 
     ``base_url`` defaults to the provider's; the key comes from ``api_key`` or, for the
-    provider's own host only, from ``env_key``. ``stream=False`` makes one plain request per turn.
+    provider's own host only, from ``env_key``. ``stream=False`` makes one plain request per reply.
     ``deadline`` bounds one whole model call in seconds (None: no bound); ``max_event_bytes``
     bounds one SSE event (and a whole non-streamed response). Options (``temperature``,
     ``max_tokens``, …) are ``ModelOptions`` fields.

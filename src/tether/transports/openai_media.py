@@ -37,7 +37,7 @@ log = logging.getLogger("tether.http")
 
 
 class _Endpoint(HttpTransport):
-    """OpenAI's host, key and connection, for plain JSON requests instead of model turns."""
+    """OpenAI's host, key and connection, for plain JSON requests instead of model replies."""
 
     provider: ClassVar[str] = "openai"
     default_base_url: ClassVar[str] = OpenAIChatTransport.default_base_url

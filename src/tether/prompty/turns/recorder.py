@@ -31,10 +31,10 @@ from ...middleware import (
     ToolRequest,
     as_generator,
 )
+from ...reply import ReplyBuilder
 from ...results import default_error_text, describe_exception
 from ...tools.decisions import Deny, GuardDecision
 from ...tools.tool import ToolCall
-from ...turn import TurnBuilder
 from ..errors import IndeterminateOutcome
 from ..messages import from_tether
 from .data import (
@@ -138,7 +138,7 @@ class TurnRecorder(Middleware):
         )
         self.turn.active = invocation
         await self.log.emit("model_invocation_started", index, _invocation(invocation))
-        builder, answered = TurnBuilder(), False
+        builder, answered = ReplyBuilder(), False
         try:
             async with aclosing(as_generator(call_next(request))) as events:
                 async for event in events:
@@ -178,7 +178,7 @@ class TurnRecorder(Middleware):
         await self.log.emit("context_prepared", index, prepared)
         return snapshot
 
-    async def _answered(self, invocation: TurnModelRequest, builder: TurnBuilder) -> None:
+    async def _answered(self, invocation: TurnModelRequest, builder: ReplyBuilder) -> None:
         """Journal the response with its checkpoint: assistant message, provider-state
         transition, the pending tool batch (each call given its stable execution id), output."""
         message, calls = builder.build()

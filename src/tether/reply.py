@@ -1,4 +1,4 @@
-"""One model turn: open the stream (retrying failures before the first event), collect its events
+"""One model reply: open the stream (retrying failures before the first event), collect its events
 into the assistant message and the tool calls it asks for."""
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ModelSettings",
+    "ReplyBuilder",
+    "ReplyRequest",
+    "ReplySource",
     "StreamedCall",
-    "TurnBuilder",
-    "TurnRequest",
-    "TurnSource",
-    "stream_turn",
+    "stream_reply",
     "tool_use",
 ]
 
@@ -63,8 +63,9 @@ class StreamedCall:
         self.parts: list[str] = []
 
 
-class TurnBuilder:
-    """Accumulates one turn's events; ``build()`` gives the assistant message and its tool calls."""
+class ReplyBuilder:
+    """Accumulates one reply's events; ``build()`` gives the assistant message and its tool
+    calls."""
 
     __slots__ = ("calls", "end", "reasoning", "texts")
 
@@ -75,7 +76,7 @@ class TurnBuilder:
         self.end: IterationEnd | None = None
 
     def add(self, event: StreamEvent) -> None:
-        """Take any model event of the turn (``stream_turn`` inlines the text branch: it runs
+        """Take any model event of the reply (``stream_reply`` inlines the text branch: it runs
         once per delta)."""
         kind = type(event)
         if kind is TextDelta:
@@ -214,7 +215,7 @@ async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrup
 
 
 class ModelSettings(Protocol):
-    """The agent's model settings a turn reads (``AgentConfig`` is one)."""
+    """The agent's model settings a reply reads (``AgentConfig`` is one)."""
 
     @property
     def transport(self) -> CompletionTransport: ...
@@ -226,8 +227,8 @@ class ModelSettings(Protocol):
     def clock(self) -> Clock: ...
 
 
-class TurnSource(Protocol):
-    """The run a turn belongs to (the loop's ``Run`` is one): its agent, cancellation token,
+class ReplySource(Protocol):
+    """The run a reply belongs to (the loop's ``Run`` is one): its agent, cancellation token,
     model middleware (None: none) and the run as middleware sees it."""
 
     @property
@@ -241,15 +242,15 @@ class TurnSource(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class TurnRequest:
-    """One model turn: the run it belongs to, what is sent, and the builder that collects its
-    events (what stays the same all run is read from ``source``, not copied each turn)."""
+class ReplyRequest:
+    """One model reply: the run it belongs to, what is sent, and the builder that collects its
+    events (what stays the same all run is read from ``source``, not copied each reply)."""
 
-    source: TurnSource
+    source: ReplySource
     messages: Sequence[Message]
     tools: Sequence[ToolSpec]
     iteration: int
-    turn: TurnBuilder
+    reply: ReplyBuilder
 
 
 def _retry_delay(agent: ModelSettings, exc: BaseException, attempt: int) -> float | None:
@@ -262,7 +263,7 @@ def _retry_delay(agent: ModelSettings, exc: BaseException, attempt: int) -> floa
     return agent.retry.delay(attempt, exc, agent.clock.random)
 
 
-async def _wait_to_retry(source: TurnSource, delay: float, exc: BaseException) -> None:
+async def _wait_to_retry(source: ReplySource, delay: float, exc: BaseException) -> None:
     """Wait ``delay`` on the agent's clock, unless the run is cancelled meanwhile."""
     clock = source.agent.clock
     if source.cancel is None:
@@ -271,8 +272,8 @@ async def _wait_to_retry(source: TurnSource, delay: float, exc: BaseException) -
         raise RunCancelled("the run was cancelled while waiting to retry") from exc
 
 
-async def stream_turn(request: TurnRequest) -> AsyncGenerator[StreamEvent, None]:
-    """Yield the model events of one turn into ``request.turn``; stops after its ``IterationEnd``.
+async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, None]:
+    """Yield the model events of one reply into ``request.reply``; stops after its ``IterationEnd``.
 
     Failures before the first event are retried per the agent's ``retry``; the run's cancellation
     token interrupts the stream and the waits.
@@ -308,7 +309,7 @@ async def stream_turn(request: TurnRequest) -> AsyncGenerator[StreamEvent, None]
                     raise
                 yield Retrying(attempt, delay, describe_exception(exc))
                 await _wait_to_retry(source, delay, exc)
-        texts, add = request.turn.texts, request.turn.add
+        texts, add = request.reply.texts, request.reply.add
         try:
             while type(event) is not IterationEnd:
                 if type(event) is TextDelta:  # ``add``'s text branch inlined: the per-delta path
@@ -330,7 +331,7 @@ async def stream_turn(request: TurnRequest) -> AsyncGenerator[StreamEvent, None]
                     raise StreamContractError(
                         "the transport's stream ended without an IterationEnd event"
                     ) from None
-            request.turn.end = event
+            request.reply.end = event
             try:  # on to the stream's end, so wrappers around it (middleware) finish too
                 extra = await (
                     stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
@@ -347,8 +348,8 @@ async def stream_turn(request: TurnRequest) -> AsyncGenerator[StreamEvent, None]
             cancel.unwatch(interrupt)  # type: ignore[union-attr]
 
 
-def _model_request(request: TurnRequest, attempt: int) -> ModelRequest:
-    """The middleware's view of one attempt at the turn."""
+def _model_request(request: ReplyRequest, attempt: int) -> ModelRequest:
+    """The middleware's view of one attempt at the reply."""
     r, agent = request, request.source.agent
     return ModelRequest(
         r.messages, r.tools, agent.system, r.iteration, agent.transport, attempt, r.source.request

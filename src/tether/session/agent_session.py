@@ -1,4 +1,4 @@
-"""``AgentSession``: padwan-ai's stateful door (seed 003). It configures the one engine (tools,
+"""``AgentSession``: padwan-ai's stateful door. It configures the one engine (tools,
 hooks as middleware, result truncation, round limit) and keeps the conversation between sends;
 it never loops on its own."""
 
