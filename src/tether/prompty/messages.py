@@ -21,6 +21,7 @@ from ..messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from .serial import OMIT_EMPTY, JsonShape, SparseJsonShape
 
 __all__ = ["Part", "PromptMessage", "from_tether", "to_tether"]
 
@@ -29,22 +30,13 @@ _PART_KINDS = frozenset(("text", "image", "audio", "file"))
 
 
 @dataclass(frozen=True, slots=True)
-class Part:
+class Part(SparseJsonShape):
     """One content part: ``kind`` text/image/audio/file; ``value`` the text, URL or base64."""
 
     kind: str
     value: str
     media_type: str | None = None
     detail: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The spec's JSON shape (``mediaType``/``detail`` only when set)."""
-        out: dict[str, Any] = {"kind": self.kind, "value": self.value}
-        if self.media_type is not None:
-            out["mediaType"] = self.media_type
-        if self.detail is not None:
-            out["detail"] = self.detail
-        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Part:
@@ -59,12 +51,12 @@ class Part:
 
 
 @dataclass(frozen=True, slots=True)
-class PromptMessage:
+class PromptMessage(JsonShape):
     """A message as Prompty parses it: a role, its parts, and role-marker attributes."""
 
     role: str
     content: tuple[Part, ...]
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict, metadata=OMIT_EMPTY)
 
     def __post_init__(self) -> None:
         if self.role not in _ROLES:
@@ -79,13 +71,6 @@ class PromptMessage:
     def text_value(self) -> str:
         """The text of all text parts, joined."""
         return "".join(p.value for p in self.content if p.kind == "text")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The spec's JSON shape (``metadata`` only when there is some)."""
-        out: dict[str, Any] = {"role": self.role, "content": [p.to_dict() for p in self.content]}
-        if self.metadata:
-            out["metadata"] = dict(self.metadata)
-        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PromptMessage:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import TemplateLimitError
+from ..serial import JsonShape
 
 __all__ = [
     "BUDGET",
@@ -70,17 +71,13 @@ class Rendered:
 
 
 @dataclass(frozen=True, slots=True)
-class RenderSegment:
+class RenderSegment(JsonShape):
     """One piece of rendered text: author ``literal`` text or an ``interp``olated value."""
 
     kind: Literal["literal", "interp"]
     text: str
     source: str | None = None
     strict: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """The vectors' JSON shape."""
-        return {"kind": self.kind, "text": self.text, "source": self.source, "strict": self.strict}
 
 
 class TemplateRenderer(Protocol):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ..messages import PromptMessage
+from ..serial import JsonShape
 
 __all__ = [
     "ContextState",
@@ -35,20 +36,16 @@ _PORTABILITY = frozenset(("portable", "delegated", "opaque"))
 
 
 @dataclass(frozen=True, slots=True)
-class DelegatedStateRef:
+class DelegatedStateRef(JsonShape):
     """A piece of provider-held state a later invocation depends on (e.g. a previous response)."""
 
     provider: str
     kind: str
     id: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {"provider": self.provider, "kind": self.kind, "id": self.id}
-
 
 @dataclass(frozen=True, slots=True)
-class ContextState:
+class ContextState(JsonShape):
     """How portable an invocation's context is, and the provider state it references."""
 
     portability: Portability = "portable"
@@ -59,16 +56,9 @@ class ContextState:
             raise ValueError(f"unknown portability {self.portability!r}")
         object.__setattr__(self, "delegated_state", tuple(self.delegated_state))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "portability": self.portability,
-            "delegatedState": [r.to_dict() for r in self.delegated_state],
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class TurnOptions:
+class TurnOptions(JsonShape):
     """Per-turn execution options. ``max_iterations`` counts model invocations (retries of one
     invocation are attempts, not iterations). ``parallel_tool_calls=True`` is refused: durable
     parallel batches need a contract the engine does not have yet, and it is never downgraded."""
@@ -89,16 +79,9 @@ class TurnOptions:
             )
         return None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "maxIterations": self.max_iterations,
-            "parallelToolCalls": self.parallel_tool_calls,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class TurnSnapshot:
+class TurnSnapshot(JsonShape):
     """The immutable context of one model invocation; every attempt of it reuses this."""
 
     id: str
@@ -109,21 +92,9 @@ class TurnSnapshot:
     context_state: ContextState
     tool_names: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "id": self.id,
-            "invocationId": self.invocation_id,
-            "iteration": self.iteration,
-            "messages": [m.to_dict() for m in self.messages],
-            "stablePrefixMessages": self.stable_prefix_messages,
-            "contextState": self.context_state.to_dict(),
-            "toolNames": list(self.tool_names),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class TurnToolRequest:
+class TurnToolRequest(JsonShape):
     """A tool call the model asked for: its id (``request_id``), the engine's stable
     ``execution_id`` (the effect's idempotency key), the tool and its arguments."""
 
@@ -132,18 +103,9 @@ class TurnToolRequest:
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "requestId": self.request_id,
-            "executionId": self.execution_id,
-            "name": self.name,
-            "arguments": dict(self.arguments),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class TurnToolResult:
+class TurnToolResult(JsonShape):
     """A tool call's model-visible result; ``error_kind`` says why it failed
     (``permission_denied``, ``exception``, ``invalid_arguments``, ``tool_error``, ``not_run``)."""
 
@@ -154,20 +116,9 @@ class TurnToolResult:
     output: str
     error_kind: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "requestId": self.request_id,
-            "executionId": self.execution_id,
-            "name": self.name,
-            "success": self.success,
-            "output": self.output,
-            "errorKind": self.error_kind,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class TurnModelRequest:
+class TurnModelRequest(JsonShape):
     """One model invocation as the engine made it: its identity and its snapshot."""
 
     session_id: str
@@ -177,20 +128,9 @@ class TurnModelRequest:
     attempt: int
     snapshot: TurnSnapshot
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "sessionId": self.session_id,
-            "turnId": self.turn_id,
-            "invocationId": self.invocation_id,
-            "iteration": self.iteration,
-            "attempt": self.attempt,
-            "snapshot": self.snapshot.to_dict(),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class TurnModelResponse:
+class TurnModelResponse(JsonShape):
     """What one invocation answered: assistant messages, tool requests in the model's order, the
     final output (None while tools were asked for) and the provider-state transition, if any."""
 
@@ -201,20 +141,9 @@ class TurnModelResponse:
     stop_reason: str = "end_turn"
     next_state: ContextState | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "invocationId": self.invocation_id,
-            "assistant": [m.to_dict() for m in self.assistant],
-            "toolRequests": [r.to_dict() for r in self.tool_requests],
-            "output": self.output,
-            "stopReason": self.stop_reason,
-            "nextState": None if self.next_state is None else self.next_state.to_dict(),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class Reconciliation:
+class Reconciliation(JsonShape):
     """An effect whose outcome is unknown: ``kind`` model or tool, ``id`` the invocation or
     execution id to query the provider or tool host with, and the error that left it unknown."""
 
@@ -223,19 +152,11 @@ class Reconciliation:
     error: str
     attempt: int = 1
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {"kind": self.kind, "id": self.id, "error": self.error, "attempt": self.attempt}
-
 
 @dataclass(frozen=True, slots=True)
-class TurnError:
+class TurnError(JsonShape):
     """Why a turn did not succeed: ``kind`` (validation, max_iterations, unknown_tool, model,
     durability, reconciliation, internal) and a message."""
 
     kind: str
     message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {"kind": self.kind, "message": self.message}

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import PromptMessage
+from ..serial import JsonShape
 from .data import (
     ContextState,
     Reconciliation,
@@ -24,7 +25,7 @@ __all__ = ["RunTurnRequest", "RunTurnResult", "TurnCheckpoint", "TurnEvent"]
 
 
 @dataclass(frozen=True, slots=True)
-class TurnEvent:
+class TurnEvent(JsonShape):
     """One event of a turn's semantic stream; ``sequence`` is monotonic across the journal and
     ``iteration`` the model round it belongs to (on terminal events: the rounds completed)."""
 
@@ -36,21 +37,9 @@ class TurnEvent:
     timestamp: str
     payload: Mapping[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "sequence": self.sequence,
-            "kind": self.kind,
-            "sessionId": self.session_id,
-            "turnId": self.turn_id,
-            "iteration": self.iteration,
-            "timestamp": self.timestamp,
-            "payload": dict(self.payload),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class TurnCheckpoint:
+class TurnCheckpoint(JsonShape):
     """The turn's state after a semantic boundary, enough to resume without repeating effects.
 
     ``boundary`` is model_response, tool_result, tool_round or reconciliation; ``last_sequence``
@@ -78,37 +67,12 @@ class TurnCheckpoint:
     tool_results: tuple[TurnToolResult, ...] = ()
     final_output_ready: bool = False
     reconciliation: Reconciliation | None = None
+    _json_keys = (..., "reconciliation_required", "reconciliation")
 
     @property
     def reconciliation_required(self) -> bool:
         """True when an effect's outcome is unknown: resuming must not invoke anything first."""
         return self.reconciliation is not None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        pending = self.pending_response
-        return {
-            "id": self.id,
-            "sessionId": self.session_id,
-            "turnId": self.turn_id,
-            "runId": self.run_id,
-            "boundary": self.boundary,
-            "iteration": self.iteration,
-            "lastSequence": self.last_sequence,
-            "messages": [m.to_dict() for m in self.messages],
-            "stablePrefixMessages": self.stable_prefix_messages,
-            "contextState": self.context_state.to_dict(),
-            "completedIterations": self.completed_iterations,
-            "activeInvocationId": self.active_invocation_id,
-            "pendingResponse": None if pending is None else pending.to_dict(),
-            "pendingToolRequests": [r.to_dict() for r in self.pending_tool_requests],
-            "toolResults": [r.to_dict() for r in self.tool_results],
-            "finalOutputReady": self.final_output_ready,
-            "reconciliationRequired": self.reconciliation_required,
-            "reconciliation": None
-            if self.reconciliation is None
-            else self.reconciliation.to_dict(),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +100,7 @@ class RunTurnRequest:
 
 
 @dataclass(frozen=True, slots=True)
-class RunTurnResult:
+class RunTurnResult(JsonShape):
     """How a turn ended: status, output, the snapshots of its invocations, its tool results in
     request order, its events (one monotonic sequence), the conversation and the last checkpoint
     (on a journal failure: the one that could not be written, as recovery state). ``warnings``
@@ -157,31 +121,9 @@ class RunTurnResult:
     error: TurnError | None = None
     reconciliation: Reconciliation | None = None
     warnings: tuple[str, ...] = ()
+    _json_keys = (..., "last_sequence")
 
     @property
     def last_sequence(self) -> int:
         """The sequence number of the turn's last written event (0 when none was)."""
         return self.events[-1].sequence if self.events else 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape."""
-        return {
-            "status": self.status,
-            "sessionId": self.session_id,
-            "turnId": self.turn_id,
-            "runId": self.run_id,
-            "output": self.output,
-            "iterations": self.iterations,
-            "snapshots": [s.to_dict() for s in self.snapshots],
-            "toolResults": [r.to_dict() for r in self.tool_results],
-            "events": [e.to_dict() for e in self.events],
-            "messages": [m.to_dict() for m in self.messages],
-            "contextState": self.context_state.to_dict(),
-            "checkpoint": None if self.checkpoint is None else self.checkpoint.to_dict(),
-            "error": None if self.error is None else self.error.to_dict(),
-            "reconciliation": None
-            if self.reconciliation is None
-            else self.reconciliation.to_dict(),
-            "warnings": list(self.warnings),
-            "lastSequence": self.last_sequence,
-        }
