@@ -14,7 +14,7 @@ import pytest
 from tether.errors import AuthenticationError, BadRequestError, ConnectionFailedError
 from tether.prompty.discovery import ModelInfo, list_models, map_model
 from tether.prompty.errors import DiscoveryError
-from tether.prompty.model import Connection
+from tether.prompty.model import ConnectionConfig
 
 KEY = "sk-test-abcdefghijklmnop"
 
@@ -122,7 +122,7 @@ async def test_anthropic_pages_are_followed_with_anthropic_s_headers() -> None:
         return reply(pages[after])
 
     async with Server(respond) as server:
-        connection = Connection(kind="key", endpoint=server.url, api_key=KEY)
+        connection = ConnectionConfig(kind="key", endpoint=server.url, api_key=KEY)
         models = await list_models(connection, provider="anthropic")
     assert [m.to_dict()["id"] for m in models] == ["claude-a", "claude-b"]
     assert models[0].display_name == "A" and models[0].owned_by == "anthropic"

@@ -22,7 +22,7 @@ from tether.prompty.model import (
     Binding,
     CustomTool,
     FunctionTool,
-    McpTool,
+    McpServerTool,
     OpenApiTool,
     PromptAgent,
     PromptyTool,
@@ -473,7 +473,13 @@ x
 """
     tools = load_text(tmp_path, text).tools
     assert tools is not None
-    assert [type(t) for t in tools] == [FunctionTool, PromptyTool, McpTool, OpenApiTool, CustomTool]
+    assert [type(t) for t in tools] == [
+        FunctionTool,
+        PromptyTool,
+        McpServerTool,
+        OpenApiTool,
+        CustomTool,
+    ]
     function = tools[0]
     assert isinstance(function, FunctionTool)
     assert [p.name for p in function.parameters] == ["user_id", "limit"]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from tether import prompty
-from tether.prompty.model import Connection, ModelOptions
+from tether.prompty.model import ConnectionConfig, ModelOptionsConfig
 
 if TYPE_CHECKING:
     from tether.local import LocalModel
@@ -182,12 +182,12 @@ def on_local(agent: prompty.PromptAgent, local_model: LocalModel) -> prompty.Pro
     """A fixture that names no connection, pointed at the local server (as an application
     would give a shared file its own endpoint)."""
     assert agent.model is not None
-    connection = Connection(
+    connection = ConnectionConfig(
         kind="key",
         endpoint=f"{local_model.base_url}/v1",
         api_key=local_model.api_key or "unused-local-key",
     )
-    options = ModelOptions(temperature=0, seed=7, max_output_tokens=120)
+    options = ModelOptionsConfig(temperature=0, seed=7, max_output_tokens=120)
     model = replace(agent.model, id="local", connection=connection, options=options)
     return replace(agent, model=model)
 

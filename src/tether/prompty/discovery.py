@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import DiscoveryError
+from .serial import SparseJsonShape
 
 if TYPE_CHECKING:
     import httpx
@@ -32,7 +33,7 @@ MAX_PAGES = 100  # pages of a paginated model list followed
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ModelInfo:
+class ModelInfo(SparseJsonShape):
     """One model and what is known of it (§15.2); None: not known."""
 
     id: str
@@ -42,21 +43,6 @@ class ModelInfo:
     input_modalities: tuple[str, ...] | None = None
     output_modalities: tuple[str, ...] | None = None
     additional_properties: Mapping[str, Any] | None = field(default=None, hash=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The spec's JSON shape, camelCase, the fields not known left out."""
-        out: dict[str, Any] = {"id": self.id}
-        for key, value in (
-            ("displayName", self.display_name),
-            ("ownedBy", self.owned_by),
-            ("contextWindow", self.context_window),
-            ("inputModalities", _listed(self.input_modalities)),
-            ("outputModalities", _listed(self.output_modalities)),
-            ("additionalProperties", _copied(self.additional_properties)),
-        ):
-            if value is not None:
-                out[key] = value
-        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ModelInfo:
@@ -221,7 +207,7 @@ def _known(model_id: str) -> tuple[int | None, tuple[str, ...], tuple[str, ...]]
 
 
 class ConnectionLike(Protocol):
-    """What ``list_models`` reads of a connection (``model.Connection`` is one)."""
+    """What ``list_models`` reads of a connection (``model.ConnectionConfig`` is one)."""
 
     @property
     def endpoint(self) -> str | None: ...
@@ -437,11 +423,3 @@ def _object(data: Mapping[str, Any], key: str, where: str = "") -> Mapping[str, 
     if not isinstance(value, Mapping):
         raise DiscoveryError(f"{where}{key} must be an object, not {type(value).__name__}")
     return value
-
-
-def _listed(values: Sequence[str] | None) -> list[str] | None:
-    return None if values is None else list(values)
-
-
-def _copied(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return None if values is None else dict(values)

@@ -21,7 +21,7 @@ from ...transports.openai_chat import OpenAIChatTransport
 from ...transports.openai_responses import OpenAIResponsesTransport
 from ..env import EnvValue, hidden
 from ..errors import WireError
-from ..model import Connection, Model, ModelOptions, Property
+from ..model import ConnectionConfig, Model, ModelOptionsConfig, Property
 from ..registry import get_connection
 from ..schema import output_format
 
@@ -39,7 +39,9 @@ _AZURE_HOSTS = (
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def model_options(options: ModelOptions | None, outputs: Sequence[Property] = ()) -> dict[str, Any]:
+def model_options(
+    options: ModelOptionsConfig | None, outputs: Sequence[Property] = ()
+) -> dict[str, Any]:
     """Prompty options (and declared outputs) as keyword arguments of ``ModelOptions``."""
     out: dict[str, Any] = {}
     if options is not None:
@@ -63,7 +65,7 @@ def model_options(options: ModelOptions | None, outputs: Sequence[Property] = ()
     return out
 
 
-def _endpoint(connection: Connection | None) -> tuple[str | None, str | None]:
+def _endpoint(connection: ConnectionConfig | None) -> tuple[str | None, str | None]:
     """(base URL, key) of a connection; kinds tether cannot dial are refused by name."""
     if connection is None:
         return None, None
@@ -76,7 +78,7 @@ def _endpoint(connection: Connection | None) -> tuple[str | None, str | None]:
     )
 
 
-def _registered(connection: Connection) -> Any:
+def _registered(connection: ConnectionConfig) -> Any:
     """§11.1: a ``kind: reference`` connection's client, looked up by name; missing is an error."""
     client = get_connection(connection.name or "")
     if client is None:

@@ -20,7 +20,7 @@ from ...mcp import McpError, McpServer, McpStdio, McpStreamable
 from ...messages import TextBlock
 from ..errors import ToolKindError
 from ..execution.tool_sessions import ServerFactory, connected
-from ..model import Connection, McpApprovalMode, McpTool, PromptAgent, ToolDefinition
+from ..model import ConnectionConfig, McpApprovalMode, McpServerTool, PromptAgent, ToolDefinition
 from ..registry import get_connection
 from .common import check_env_credentials
 
@@ -64,7 +64,9 @@ class McpKind:
         return None if not found or found[0].schema is None else dict(found[0].schema)
 
     @asynccontextmanager
-    async def _server(self, definition: McpTool, agent: PromptAgent) -> AsyncIterator[McpServer]:
+    async def _server(
+        self, definition: McpServerTool, agent: PromptAgent
+    ) -> AsyncIterator[McpServer]:
         connection = definition.connection
         if connection is None:
             raise ToolKindError(f"MCP tool {definition.name!r} has no connection")
@@ -76,7 +78,7 @@ class McpKind:
             yield server
 
     def _factory(
-        self, definition: McpTool, connection: Connection, agent: PromptAgent
+        self, definition: McpServerTool, connection: ConnectionConfig, agent: PromptAgent
     ) -> tuple[Hashable, ServerFactory]:
         name = definition.server_name
         if "command" in connection.extra:
@@ -118,9 +120,9 @@ class McpKind:
         )
 
 
-def _callable(tool_def: ToolDefinition) -> McpTool:
+def _callable(tool_def: ToolDefinition) -> McpServerTool:
     """``tool_def`` if the model may call it: allowed, and needing no approval."""
-    if not isinstance(tool_def, McpTool):
+    if not isinstance(tool_def, McpServerTool):
         raise ToolKindError(f"tool {tool_def.name!r} is not an MCP tool")
     name = tool_def.name
     if tool_def.allowed_tools is not None and name not in tool_def.allowed_tools:
@@ -143,7 +145,7 @@ def _needs_approval(mode: McpApprovalMode | None, name: str) -> bool:
     return True  # always, or a kind this runtime does not know: the safe reading
 
 
-def _registered(connection: Connection) -> McpServer:
+def _registered(connection: ConnectionConfig) -> McpServer:
     server = get_connection(connection.name or "")
     if not isinstance(server, McpServer):
         raise ToolKindError(
@@ -153,7 +155,7 @@ def _registered(connection: Connection) -> McpServer:
     return server
 
 
-def _stdio_settings(connection: Connection) -> tuple[str, list[str], dict[str, str]]:
+def _stdio_settings(connection: ConnectionConfig) -> tuple[str, list[str], dict[str, str]]:
     command = connection.extra.get("command")
     if not isinstance(command, str) or not command:
         raise ToolKindError("connection.command must be a non-empty string")

@@ -11,14 +11,14 @@ from ..env import hidden
 from ..errors import LoadError
 from ..model import (
     Binding,
-    Connection,
+    ConnectionConfig,
     CustomTool,
     FormatConfig,
     FunctionTool,
     McpApprovalMode,
-    McpTool,
+    McpServerTool,
     Model,
-    ModelOptions,
+    ModelOptionsConfig,
     OpenApiTool,
     ParserConfig,
     PromptAgent,
@@ -194,12 +194,12 @@ def _model(node: _Node) -> Model | None:
     )
 
 
-def _connection(node: _Node) -> Connection | None:
+def _connection(node: _Node) -> ConnectionConfig | None:
     if node.value is None:
         return None
     data = node.table()
     kind = node.get("kind").required_text("key, reference, remote, anonymous, foundry, oauth, ...")
-    return Connection(
+    return ConnectionConfig(
         kind=kind,
         endpoint=node.get("endpoint").text(),
         api_key=node.get("apiKey").text(),
@@ -211,7 +211,7 @@ def _connection(node: _Node) -> Connection | None:
     )
 
 
-def _options(node: _Node) -> ModelOptions | None:
+def _options(node: _Node) -> ModelOptionsConfig | None:
     if node.value is None:
         return None
     data = node.table()
@@ -221,7 +221,7 @@ def _options(node: _Node) -> ModelOptions | None:
             extra.setdefault(key, value)
     floats = {attr: node.get(key).number() for key, attr in _FLOAT_OPTIONS.items()}
     ints = {attr: node.get(key).integer() for key, attr in _INT_OPTIONS.items()}
-    return ModelOptions(
+    return ModelOptionsConfig(
         temperature=floats["temperature"],
         top_p=floats["top_p"],
         frequency_penalty=floats["frequency_penalty"],
@@ -382,7 +382,7 @@ def _tool(node: _Node, name: str | None) -> ToolDefinition:
             mode=node.get("mode").text() or "single",
         )
     if kind == "mcp":
-        return McpTool(
+        return McpServerTool(
             name=name,
             description=description,
             bindings=bindings,
