@@ -276,7 +276,7 @@ async def test_a_streamed_single_call_gives_text_then_the_tool_calls(agent: Path
         "Checking.",
         {"id": "c1", "name": "get_weather", "arguments": '{"city": "Rome"}'},
     ]
-    assert isinstance(items[1], prompty.ToolCall)
+    assert isinstance(items[1], prompty.RequestedToolCall)
 
 
 async def test_declared_outputs_that_are_not_json_come_back_as_text(tmp_path: Path) -> None:

@@ -53,8 +53,8 @@ _HOMES = {
     "PromptyError": "errors",
     "PromptyStream": "execution.streaming",
     "RenderError": "errors",
+    "RequestedToolCall": "pipeline",
     "StructuredOutputError": "errors",
-    "ToolCall": "pipeline",
     "ToolKindError": "errors",
     "ToolNotRegisteredError": "errors",
     "Tracer": "tracing.tracer",
@@ -134,7 +134,7 @@ if TYPE_CHECKING:
     from .messages import Part as Part
     from .messages import PromptMessage as PromptMessage
     from .model import PromptAgent as PromptAgent
-    from .pipeline import ToolCall as ToolCall
+    from .pipeline import RequestedToolCall as RequestedToolCall
     from .pipeline import invoke as invoke
     from .pipeline import invoke_async as invoke_async
     from .pipeline import prepare as prepare

@@ -29,7 +29,7 @@ from .render.parse import render_and_parse
 from .tracing.tracer import trace
 
 __all__ = [
-    "ToolCall",
+    "RequestedToolCall",
     "invoke",
     "invoke_async",
     "prepare",
@@ -74,7 +74,7 @@ def prepare(
     return run_blocking(prepare_async(agent, inputs))
 
 
-class ToolCall(dict[str, Any]):
+class RequestedToolCall(dict[str, Any]):
     """A tool call the model asked for (§8.7): ``id``, ``name``, ``arguments`` (JSON text)."""
 
 
@@ -125,7 +125,9 @@ async def run_async(
     return _structured(loaded, text, target_type)
 
 
-async def _chunks(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[str | ToolCall, None]:
+async def _chunks(
+    events: AsyncIterator[StreamEvent],
+) -> AsyncGenerator[str | RequestedToolCall, None]:
     """§8.6 on tether's events: text as it comes, then the accumulated tool calls; a refusal
     raises (§10.3)."""
     seen: list[StreamEvent] = []
@@ -140,13 +142,13 @@ async def _chunks(events: AsyncIterator[StreamEvent]) -> AsyncGenerator[str | To
         yield call
 
 
-def _tool_calls(events: Sequence[Any]) -> list[ToolCall]:
+def _tool_calls(events: Sequence[Any]) -> list[RequestedToolCall]:
     names = {e.tool_use_id: e.name for e in events if type(e) is ToolUseStart}
     args = dict.fromkeys(names, "")
     for e in events:
         if type(e) is ToolInputDelta:
             args[e.tool_use_id] += e.partial_json
-    return [ToolCall(id=i, name=n, arguments=args[i] or "{}") for i, n in names.items()]
+    return [RequestedToolCall(id=i, name=n, arguments=args[i] or "{}") for i, n in names.items()]
 
 
 def run(agent: PromptAgent | str | Path, messages: Sequence[PromptMessage], **kw: Any) -> Any:

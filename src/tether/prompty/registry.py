@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 __all__ = [
     "BUILTIN_KINDS",
-    "Registry",
+    "NameTable",
     "clear_connections",
     "clear_tool_handlers",
     "clear_tools",
@@ -28,8 +28,8 @@ __all__ = [
 V = TypeVar("V")
 
 
-class Registry(Generic[V]):
-    """A thread-safe name → value table."""
+class NameTable(Generic[V]):
+    """A thread-safe name → value table (one per registry)."""
 
     __slots__ = ("_items", "_lock", "_what")
 
@@ -70,9 +70,9 @@ KindHandler = Callable[..., Any]
 BUILTIN_KINDS = ("prompty", "mcp", "openapi")
 """The tool kinds the door handles itself when the application registers no handler."""
 
-TOOLS: Registry[ToolHandler] = Registry("tool")
-TOOL_HANDLERS: Registry[KindHandler] = Registry("tool kind handler")
-CONNECTIONS: Registry[Any] = Registry("connection")
+TOOLS: NameTable[ToolHandler] = NameTable("tool")
+TOOL_HANDLERS: NameTable[KindHandler] = NameTable("tool kind handler")
+CONNECTIONS: NameTable[Any] = NameTable("connection")
 
 
 def register_tool(name: str, handler: ToolHandler) -> None:

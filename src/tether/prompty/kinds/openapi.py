@@ -27,8 +27,8 @@ _EXCERPT = 2_000  # characters of an error response quoted
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
-    """An HTTP request ready to send."""
+class OpenApiRequest:
+    """An HTTP request for one OpenAPI operation, ready to send."""
 
     method: str
     url: str
@@ -88,7 +88,7 @@ class OpenApiKind:
         spec = read_data_file(contained_file(reference, agent, self.allowed_roots, field), field)
         return tool_def, pick_operation(spec, tool_def.name)
 
-    async def _send(self, request: Request) -> str:
+    async def _send(self, request: OpenApiRequest) -> str:
         timeout = httpx.Timeout(self.timeout)
         try:
             async with (
@@ -137,7 +137,7 @@ def _server_url(op: Operation) -> str:
     return url
 
 
-def _request(op: Operation, base: str, args: dict[str, Any]) -> Request:
+def _request(op: Operation, base: str, args: dict[str, Any]) -> OpenApiRequest:
     """The request for ``args``: each parameter from its argument, the rest the body."""
     path, params, headers = op.path, [], {}
     for p in op.parameters:
@@ -159,7 +159,7 @@ def _request(op: Operation, base: str, args: dict[str, Any]) -> Request:
     url = base + path
     if not op.path.startswith("/") or _origin(url) != _origin(base):
         raise ToolKindError(f"path {op.path!r} would leave the server {_where(base)}")
-    return Request(op.method, url, params, headers, body, has_body)
+    return OpenApiRequest(op.method, url, params, headers, body, has_body)
 
 
 def _body(op: Operation, rest: dict[str, Any]) -> tuple[Any, bool]:
@@ -198,7 +198,7 @@ def _scalar(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _authorize(request: Request, op: Operation, key: str) -> None:
+def _authorize(request: OpenApiRequest, op: Operation, key: str) -> None:
     """Put the key where the operation's security scheme says (bearer when none is declared)."""
     if op.security is None:
         request.headers["Authorization"] = f"Bearer {key}"
@@ -211,7 +211,7 @@ def _authorize(request: Request, op: Operation, key: str) -> None:
     # security: [] or only schemes tether cannot fill: the operation gets no key
 
 
-def _apply(scheme: Mapping[str, Any], request: Request, key: str) -> bool:
+def _apply(scheme: Mapping[str, Any], request: OpenApiRequest, key: str) -> bool:
     kind, name, where = scheme.get("type"), scheme.get("name"), scheme.get("in")
     if kind == "apiKey" and isinstance(name, str) and where == "header":
         request.headers[name] = key
@@ -237,7 +237,7 @@ async def _read_capped(response: httpx.Response, limit: int) -> tuple[bytes, boo
     return b"".join(chunks), False
 
 
-def _answer(request: Request, response: httpx.Response, raw: bytes, cut: bool) -> str:
+def _answer(request: OpenApiRequest, response: httpx.Response, raw: bytes, cut: bool) -> str:
     try:
         text = raw.decode(response.charset_encoding or "utf-8", errors="replace")
     except LookupError:  # a charset Python does not know

@@ -15,7 +15,7 @@ from ..errors import ToolKindError
 from ..loading.loader import load_located
 from ..model import PromptAgent, PromptyTool, ToolDefinition
 from ..paths import Located
-from ..pipeline import ToolCall, invoke_async, turn_async
+from ..pipeline import RequestedToolCall, invoke_async, turn_async
 from ..schema import object_schema
 from .common import contained_file
 
@@ -93,7 +93,11 @@ async def _run(child: PromptAgent, mode: str, args: dict[str, Any]) -> Any:
 
 def _result(definition: PromptyTool, result: Any) -> Any:
     """The child's answer; in single mode a request for tools cannot be answered."""
-    if isinstance(result, list) and result and all(isinstance(c, ToolCall) for c in result):
+    if (
+        isinstance(result, list)
+        and result
+        and all(isinstance(c, RequestedToolCall) for c in result)
+    ):
         names = ", ".join(str(c.get("name")) for c in result)
         raise ToolKindError(
             f"prompty tool {definition.name!r} asked for tools ({names}) in single mode; "

@@ -17,7 +17,7 @@ from ..errors import (
     TemplateSecurityError,
     TemplateSyntaxError,
 )
-from ..registry import Registry
+from ..registry import NameTable
 from ..tracing.tracer import trace
 from .base import (
     BUDGET,
@@ -72,7 +72,7 @@ _T = TypeVar("_T")
 # --- the registry -------------------------------------------------------------------------
 
 
-_RENDERERS: Registry[TemplateRenderer] = Registry("renderer")
+_RENDERERS: NameTable[TemplateRenderer] = NameTable("renderer")
 
 
 def register_renderer(kind: str, renderer: TemplateRenderer) -> None:

@@ -1,5 +1,5 @@
-"""Replay records (§14.7 ``ReplayJournalRecord``): the reference harness's normalized journal,
-projected from the turn engine's semantic events, and their verification.
+"""Replay records (§14.7 ``ReplayJournalRecord``): the normalized journal of the spec's reference
+harness, projected from the turn engine's semantic events, and their verification.
 
 A record keeps only deterministic orchestration fields (no timestamps, payloads or durations):
 ``session:<type>:<session>:<turn>[:<status>]`` for the session lifecycle and its checkpoints,
