@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tether import Agent
-from tether.cli.demo.tools import OutsideRootError, demo_tools, resolve_inside
+from tether.cli.demo.tools import OutsideDirectoryError, demo_tools, resolve_inside
 from tether.messages import ToolUseBlock
 from tether.testing import ScriptedTransport
 
@@ -104,7 +104,7 @@ def test_dotdot_inside_the_root_is_folded_as_text(tree: Path) -> None:
 
 
 def test_resolve_inside_raises_permission_error(tree: Path) -> None:
-    with pytest.raises(OutsideRootError) as info:
+    with pytest.raises(OutsideDirectoryError) as info:
         resolve_inside(tree, "../secret.txt")
     assert isinstance(info.value, PermissionError)
     assert resolve_inside(tree, "sub") == (tree / "sub").resolve()

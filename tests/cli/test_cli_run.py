@@ -93,7 +93,7 @@ def test_renderer_tool_call_and_result_lines() -> None:
             "c2",
             "read_file",
             True,
-            "Error: Tool 'read_file' failed: OutsideRootError: '../x' is outside the allowed"
+            "Error: Tool 'read_file' failed: OutsideDirectoryError: '../x' is outside the allowed"
             " directory '/r'",
         )
     )
@@ -101,7 +101,7 @@ def test_renderer_tool_call_and_result_lines() -> None:
     assert output(console).splitlines() == [
         '→ calculate(expression="2 ** 10")',
         "← calculate: 2 ** 10 = 1024 … (+1 lines)",
-        "← read_file: OutsideRootError: '../x' is outside the allowed directory '/r'",
+        "← read_file: OutsideDirectoryError: '../x' is outside the allowed directory '/r'",
     ]
 
 

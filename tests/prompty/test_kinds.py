@@ -111,6 +111,28 @@ def test_registering_from_many_threads_at_once(tmp_path: Path) -> None:
     assert registry.get_tool_handler("prompty") == PromptyKind((tmp_path.resolve(),))
 
 
+def test_a_builtin_kind_without_a_handler_gets_its_default_on_first_lookup() -> None:
+    registry.clear_tool_handlers()
+    assert registry.get_tool_handler("mcp") == McpKind(allow_stdio=False)
+    assert isinstance(registry.get_tool_handler("prompty"), PromptyKind)
+    assert isinstance(registry.get_tool_handler("openapi"), OpenApiKind)
+    assert registry.get_tool_handler("*") is None
+
+
+async def test_a_prompty_tool_runs_with_no_kinds_registered_first(tmp_path: Path) -> None:
+    from tether.prompty import turn_async
+    from tether.testing import Call, Reply, ScriptedTransport
+
+    registry.clear_tool_handlers()
+    registry.register_connection("child-model", ScriptedTransport([Reply("Short: calm.")]))
+    parent_model = ScriptedTransport(
+        [Reply(tool_calls=[Call("summarize", {"text": "Nothing happened."})]), Reply("Done")]
+    )
+    assert await turn_async(family(tmp_path, "single"), {}, transport=parent_model) == "Done"
+    result = parent_model.requests[1].last_message.tool_results[0]
+    assert result.content == "Short: calm." and not result.is_error
+
+
 # -- prompty --------------------------------------------------------------------------------
 
 CHILD = """---
@@ -174,7 +196,7 @@ def test_the_model_sees_the_childs_inputs(tmp_path: Path) -> None:
 async def test_single_mode_runs_the_child_once_on_its_registered_transport(
     tmp_path: Path,
 ) -> None:
-    from tether.prompty.pipeline import turn_async
+    from tether.prompty import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     child_model = ScriptedTransport([Reply("Short: all calm.")])
@@ -192,7 +214,7 @@ async def test_single_mode_runs_the_child_once_on_its_registered_transport(
 
 
 async def test_agentic_mode_runs_the_childs_own_tools(tmp_path: Path) -> None:
-    from tether.prompty.pipeline import turn_async
+    from tether.prompty import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     shouted: list[str] = []
@@ -218,7 +240,7 @@ async def test_agentic_mode_runs_the_childs_own_tools(tmp_path: Path) -> None:
 
 
 async def test_a_file_that_runs_itself_stops_at_the_nesting_limit(tmp_path: Path) -> None:
-    from tether.prompty.pipeline import turn_async
+    from tether.prompty import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     def step(request: Any) -> Reply:
@@ -338,7 +360,7 @@ tools:
 
 
 async def test_a_full_turn_calls_the_mcp_tool(tmp_path: Path) -> None:
-    from tether.prompty.pipeline import turn_async
+    from tether.prompty import turn_async
     from tether.testing import Call, Reply, ScriptedTransport
 
     model = ScriptedTransport(

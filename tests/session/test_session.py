@@ -1,4 +1,4 @@
-"""AgentSession (seed 003) on the scripted transport: every behaviour the seed documents.
+"""AgentSession on the scripted transport: every behaviour padwan-ai documents.
 
 MCP servers are stood in for by ``FakeServer`` here (entering, pinging, teardown order); the real
 servers are exercised in ``tests/mcp/``.

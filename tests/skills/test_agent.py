@@ -1,5 +1,5 @@
-"""The SkillAgent door on a scripted model: every scenario of seed 002 (the parse path, the three
-error-closing loops, the run loop's budgets), that it runs on tether's engine (guards and
+"""The SkillAgent door on a scripted model: every scenario cantus documents (the parse path, the
+three error-closing loops, the run loop's budgets), that it runs on tether's engine (guards and
 middleware see skill calls), and its sync API inside a running event loop."""
 
 from __future__ import annotations

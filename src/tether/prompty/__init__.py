@@ -8,7 +8,10 @@ package, or a "Prompty §n" anywhere in tether, is a section of that version.
   its caller names: ``EnvAccessError`` otherwise); ``prepare(agent, inputs)`` → messages;
   ``run(agent, messages)`` one model call; ``invoke(path, inputs)`` load + prepare + run;
   ``turn(agent_or_path, inputs, tools=None, **options)`` a conversational round with the
-  agent loop (§9, §13); each has an ``_async`` twin. ``TurnEngine`` runs resumable turns (§14).
+  agent loop (§9, §13); each has an ``_async`` twin.
+- Resumable turns (§14): ``TurnEngine(transport, tools, journal=...)`` and its
+  ``run_turn(RunTurnRequest)`` → ``RunTurnResult``; the host's ports ``DurabilityPort``
+  (``MemoryJournal``), ``PermissionPort``, ``HostToolExecutor`` (``host_tools``).
 - Tools: ``tool`` (a typed handler), ``bind_tools``, the registries ``register_tool``,
   ``register_tool_handler``, ``register_connection``; ``prompty``, ``mcp`` and ``openapi``
   tools are handled without set-up (``register_builtin_kinds`` changes their settings).
@@ -34,26 +37,32 @@ from ..lazy import lazy_names as _lazy_names
 _HOMES = {
     "AgentEvent": "execution.events",
     "ConsoleTracer": "tracing.console",
+    "DurabilityPort": "turns.journal",
     "EnvAccessError": "errors",
     "ExecuteError": "errors",
     "GuardrailResult": "execution.loop",
     "Guardrails": "execution.loop",
+    "HostToolExecutor": "turns.tools",
     "IndeterminateOutcome": "errors",
     "IterationLimitError": "errors",
     "LoadError": "errors",
     "MAX_ITERATIONS": "execution.loop",
     "MAX_LLM_RETRIES": "execution.loop",
+    "MemoryJournal": "turns.journal",
     "ModelInfo": "discovery",
     "ModelRefusedError": "errors",
     "OtelTracer": "tracing.otel",
     "ParseError": "errors",
     "Part": "messages",
+    "PermissionPort": "turns.ports",
     "PromptAgent": "model",
     "PromptMessage": "messages",
     "PromptyError": "errors",
     "PromptyStream": "execution.streaming",
     "RenderError": "errors",
     "RequestedToolCall": "pipeline",
+    "RunTurnRequest": "turns.records",
+    "RunTurnResult": "turns.records",
     "StructuredOutputError": "errors",
     "ToolKindError": "errors",
     "ToolNotRegisteredError": "errors",
@@ -62,6 +71,7 @@ _HOMES = {
     "TurnCancelled": "errors",
     "TurnEngine": "turns.engine",
     "TurnGuardrailError": "errors",
+    "TurnOptions": "turns.data",
     "WireError": "errors",
     "bind_tools": "execution.tools",
     "clear_connections": "registry",
@@ -71,6 +81,7 @@ _HOMES = {
     "get_connection": "registry",
     "get_tool": "registry",
     "get_tool_handler": "registry",
+    "host_tools": "turns.tools",
     "invoke": "pipeline",
     "invoke_async": "pipeline",
     "list_models": "discovery",
@@ -157,7 +168,15 @@ if TYPE_CHECKING:
     from .tracing.tracer import Tracer as Tracer
     from .tracing.tracer import trace as trace
     from .tracing.tracy import TracyTracer as TracyTracer
+    from .turns.data import TurnOptions as TurnOptions
     from .turns.engine import TurnEngine as TurnEngine
     from .turns.engine import run_turn as run_turn
+    from .turns.journal import DurabilityPort as DurabilityPort
+    from .turns.journal import MemoryJournal as MemoryJournal
+    from .turns.ports import PermissionPort as PermissionPort
+    from .turns.records import RunTurnRequest as RunTurnRequest
+    from .turns.records import RunTurnResult as RunTurnResult
+    from .turns.tools import HostToolExecutor as HostToolExecutor
+    from .turns.tools import host_tools as host_tools
 
 __getattr__ = _lazy_names(__name__, _HOMES)

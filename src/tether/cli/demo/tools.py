@@ -26,7 +26,7 @@ from .units import convert
 
 __all__ = [
     "LinkRefusedError",
-    "OutsideRootError",
+    "OutsideDirectoryError",
     "calculate",
     "convert_units",
     "current_time",
@@ -117,7 +117,7 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> str:
     return f"{format_number(value)} {source} = {result:.10g} {target}"
 
 
-class OutsideRootError(PermissionError):
+class OutsideDirectoryError(PermissionError):
     """A path resolves to a place outside the directory the file tools may read."""
 
 
@@ -125,8 +125,8 @@ class LinkRefusedError(PermissionError):
     """A path goes through a symbolic link, which the file tools never follow."""
 
 
-def _outside(root: Path, path: str) -> OutsideRootError:
-    return OutsideRootError(
+def _outside(root: Path, path: str) -> OutsideDirectoryError:
+    return OutsideDirectoryError(
         f"{path!r} is outside the allowed directory {str(root.resolve())!r}; "
         "only paths inside it can be read"
     )

@@ -1,6 +1,5 @@
-"""The Prompty agent loop (§9, §13) as a configuration of tether's one engine.
-
-Nothing here loops: ``agent_loop`` builds an ``Agent`` whose settings say what the spec says
+"""The Prompty agent loop (§9, §13) as a configuration of tether's one engine, whose loop is the
+only one: ``agent_loop`` builds an ``Agent`` whose settings say what the spec says
 (MAX_ITERATIONS tool rounds, MAX_LLM_RETRIES with ``min(2^n + jitter, 60)`` backoff, §9.9's error
 text, sequential or parallel tools, guardrails, steering, a character budget) and translates the
 run's events and errors into the spec's.
