@@ -34,7 +34,7 @@ from tether import (
     ToolUseBlock,
     ToolUseStart,
     Usage,
-    codec,
+    jsonforms,
 )
 from tether.errors import (
     GuardrailError,
@@ -176,15 +176,15 @@ stop_reasons = st.sampled_from(list(StopReason))
 @fuzz(300)
 @given(messages)
 def test_message_json_round_trip(message: Message) -> None:
-    text = codec.message_to_json(message)
+    text = jsonforms.message_to_json(message)
     json.loads(text)  # plain JSON
-    assert codec.message_from_json(text) == message
+    assert jsonforms.message_from_json(text) == message
 
 
 @fuzz(100)
 @given(st.lists(messages, max_size=6))
 def test_history_json_round_trip(history: list[Message]) -> None:
-    assert codec.loads_messages(codec.dumps_messages(history)) == history
+    assert jsonforms.loads_messages(jsonforms.dumps_messages(history)) == history
 
 
 events = st.one_of(
@@ -218,8 +218,8 @@ events = st.one_of(
 @fuzz(400)
 @given(events)
 def test_event_json_round_trip(event: object) -> None:
-    data = codec.event_to_dict(event)  # type: ignore[arg-type]
-    again = codec.event_from_dict(json.loads(json.dumps(data)))
+    data = jsonforms.event_to_dict(event)  # type: ignore[arg-type]
+    again = jsonforms.event_from_dict(json.loads(json.dumps(data)))
     assert again == event
 
 
@@ -233,8 +233,8 @@ def test_event_json_round_trip(event: object) -> None:
     ],
 )
 def test_error_events_round_trip_tether_errors(exc: Exception) -> None:
-    data = json.loads(json.dumps(codec.event_to_dict(Error(exc))))
-    back = codec.event_from_dict(data)
+    data = json.loads(json.dumps(jsonforms.event_to_dict(Error(exc))))
+    back = jsonforms.event_from_dict(data)
     assert isinstance(back, Error)
     assert type(back.exception) is type(exc)
     assert str(back.exception) == str(exc)
@@ -244,29 +244,29 @@ def test_error_events_round_trip_tether_errors(exc: Exception) -> None:
 
 def test_foreign_exceptions_come_back_as_remote_errors() -> None:
     end = SessionEndEvent(StopReason.ERROR, Usage(1, 1), KeyError("k"), 3)
-    back = codec.event_from_dict(json.loads(json.dumps(codec.event_to_dict(end))))
+    back = jsonforms.event_from_dict(json.loads(json.dumps(jsonforms.event_to_dict(end))))
     assert isinstance(back, SessionEndEvent)
     assert isinstance(back.error, RemoteError)
     assert back.error.type_name == "KeyError"
     assert back == end  # error is not part of equality; everything else is
     # And a RemoteError keeps its original type name through a second round trip.
-    again = codec.exception_from_dict(codec.exception_to_dict(back.error))
+    again = jsonforms.exception_from_dict(jsonforms.exception_to_dict(back.error))
     assert isinstance(again, RemoteError) and again.type_name == "KeyError"
 
 
 def test_unknown_tags_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="unknown event type"):
-        codec.event_from_dict({"type": "nope"})
+        jsonforms.event_from_dict({"type": "nope"})
     with pytest.raises(ValueError, match="unknown content block type"):
-        codec.block_from_dict({"type": "video"})
+        jsonforms.block_from_dict({"type": "video"})
     with pytest.raises(TypeError):
-        codec.event_to_dict("not an event")  # type: ignore[arg-type]
+        jsonforms.event_to_dict("not an event")  # type: ignore[arg-type]
 
 
 def test_reasoning_signature_survives_byte_exact() -> None:
     sig = 'EqQBCgIYAhIM+/\\u00e9\n\t"quoted" ünïcode ✓ \x00'
     m = Message("assistant", [ReasoningBlock("think", signature=sig, provider="anthropic")])
-    back = codec.message_from_json(codec.message_to_json(m))
+    back = jsonforms.message_from_json(jsonforms.message_to_json(m))
     block = back.content[0]
     assert isinstance(block, ReasoningBlock)
     assert block.signature == sig
