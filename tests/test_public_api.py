@@ -251,6 +251,7 @@ LAYERS: dict[str, set[str]] = {
         "reply",
         "dispatch",
         "early",
+        "output",
         "loop",
         "stream",
         "agent",

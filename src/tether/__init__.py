@@ -51,7 +51,7 @@ _LAZY = {
     "Middleware": "middleware",
     "ModelRequest": "middleware",
     "ModelStopError": "errors",
-    "OutputValidationError": "session",
+    "OutputValidationError": "errors",
     "PermissionGuard": "tools.guards",
     "ReasoningBlock": "messages",
     "ReasoningDelta": "events",
@@ -109,6 +109,7 @@ if TYPE_CHECKING:
     from .errors import GuardrailError as GuardrailError
     from .errors import MaxIterationsError as MaxIterationsError
     from .errors import ModelStopError as ModelStopError
+    from .errors import OutputValidationError as OutputValidationError
     from .errors import RunCancelled as RunCancelled
     from .errors import StreamContractError as StreamContractError
     from .errors import StreamError as StreamError
@@ -150,7 +151,6 @@ if TYPE_CHECKING:
     from .providers import transport as transport
     from .session import AgentSession as AgentSession
     from .session import ConversationStore as ConversationStore
-    from .session import OutputValidationError as OutputValidationError
     from .session import ToolCallContext as ToolCallContext
     from .stream import AgentStream as AgentStream
     from .tools.decisions import GuardDecision as GuardDecision

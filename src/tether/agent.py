@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .blocking import run_blocking
 from .config import AgentConfig
@@ -13,6 +13,7 @@ from .dispatch import dispatcher_for, run_calls, tools_by_name
 from .events import StreamEvent
 from .loop import RunState, UserInput, run_loop
 from .messages import ToolResultBlock, ToolUseBlock
+from .output import asking_for, spec_for
 from .results import interrupted_result
 from .stream import AgentStream, observed
 from .tools.selector import read_tools
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from .control import CancellationToken, Steering
 
 __all__ = ["Agent"]
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -37,9 +40,16 @@ class Agent(AgentConfig):
         context: ContextStore | None,
         cancel: CancellationToken | None,
         steering: Steering | None,
+        output: Any = None,
     ) -> tuple[AsyncGenerator[StreamEvent, None], RunState]:
         state = RunState(context if context is not None else MemoryContextStore())
-        events = run_loop(self, user_message, state, cancel, steering)
+        wanted = self.output_type if output is None else output
+        if wanted is None:
+            events = run_loop(self, user_message, state, cancel, steering)
+        else:
+            spec = spec_for(wanted)
+            config = asking_for(self, spec)
+            events = run_loop(config, user_message, state, cancel, steering, spec)
         if self.on_event is not None:
             events = observed(events, self.on_event)
         return events, state
@@ -51,15 +61,18 @@ class Agent(AgentConfig):
         *,
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
+        output: Any = None,
     ) -> AgentStream:
         """Start a run; iterate the returned stream for its events.
 
         ``user_message`` may be text, blocks, a ``Message``, or None to go on from the history as
-        it is. ``context`` defaults to a fresh ``MemoryContextStore``.
+        it is. ``context`` defaults to a fresh ``MemoryContextStore``. ``output`` (else the
+        agent's ``output_type``) makes the run typed: ``get_output()`` gives the value.
         """
-        events, state = self._start(user_message, context, cancel, steering)
+        events, state = self._start(user_message, context, cancel, steering, output)
         return AgentStream(events, state)
 
+    @overload
     async def run(
         self,
         user_message: UserInput,
@@ -67,14 +80,37 @@ class Agent(AgentConfig):
         *,
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
-    ) -> str:
-        """Run to the end and return the final answer; raises the error that ended the run."""
-        events, state = self._start(user_message, context, cancel, steering)
+        output: None = None,
+    ) -> Any: ...
+    @overload
+    async def run(
+        self,
+        user_message: UserInput,
+        context: ContextStore | None = None,
+        *,
+        cancel: CancellationToken | None = None,
+        steering: Steering | None = None,
+        output: type[T],
+    ) -> T: ...
+    async def run(
+        self,
+        user_message: UserInput,
+        context: ContextStore | None = None,
+        *,
+        cancel: CancellationToken | None = None,
+        steering: Steering | None = None,
+        output: Any = None,
+    ) -> Any:
+        """Run to the end and return the final answer: its text, or for a typed run (``output``,
+        else the agent's ``output_type``) the validated value. Raises the error that ended the
+        run (``OutputValidationError`` for an answer that stayed invalid)."""
+        events, state = self._start(user_message, context, cancel, steering, output)
         async for _ in events:  # the same run as run_stream, without the stream object
             pass
         if state.error is not None:
             raise state.error
-        return state.final_text
+        typed = output is not None or self.output_type is not None
+        return state.output if typed else state.final_text
 
     def run_sync(
         self,
@@ -83,10 +119,13 @@ class Agent(AgentConfig):
         *,
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
-    ) -> str:
+        output: Any = None,
+    ) -> Any:
         """``run`` from sync code; inside a running event loop (a notebook, an async app) the run
         goes on a fresh loop in a worker thread (``run_blocking``)."""
-        return run_blocking(self.run(user_message, context, cancel=cancel, steering=steering))
+        return run_blocking(
+            self.run(user_message, context, cancel=cancel, steering=steering, output=output)
+        )
 
     async def dispatch_tools(
         self, blocks: Sequence[ToolUseBlock], iteration: int

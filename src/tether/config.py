@@ -62,6 +62,9 @@ class AgentConfig:
     - ``name``: what traces call this agent (``gen_ai.agent.name``).
     - ``start_tools_early``: with ``"parallel"`` execution, start each call as soon as its
       arguments are complete (a later block of the response began), before the reply ends.
+    - ``output_type``: the answer is JSON validated as this type (any type pydantic reads), and
+      ``run`` returns the value; an invalid answer goes back to the model ``output_retries``
+      times, then ``OutputValidationError``. ``run(..., output=T)`` sets it for one run.
     """
 
     system: str
@@ -86,6 +89,8 @@ class AgentConfig:
     clock: Clock = SYSTEM_CLOCK
     start_tools_early: bool = False
     name: str = "agent"
+    output_type: Any = None
+    output_retries: int = 2
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
@@ -98,6 +103,8 @@ class AgentConfig:
             raise ValueError("on_max_iterations must be 'error' or 'raise'")
         if self.max_tool_result_chars is not None and self.max_tool_result_chars < 1:
             raise ValueError("max_tool_result_chars must be >= 1")
+        if self.output_retries < 0:
+            raise ValueError("output_retries must be >= 0")
         if self.tool_timeout is not None and not self.tool_timeout > 0:
             raise ValueError("tool_timeout must be > 0 (or None for no limit)")
         if self.start_tools_early and self.output_guardrails:

@@ -7,6 +7,7 @@ TetherError
 ├── ModelStopError            the model stopped for a reason that is not an answer
 ├── MaxIterationsError        the loop hit ``max_iterations``
 ├── GuardrailError            an input or output guardrail denied the run
+├── OutputValidationError     the answer is not the typed output asked for, after the repairs
 ├── ToolNotFoundError         the model called an unknown tool (``unknown_tool="raise"``)
 ├── ToolArgumentError         a tool's arguments failed validation (becomes an error result)
 ├── RunCancelled              a ``CancellationToken`` stopped the run
@@ -18,6 +19,8 @@ TetherError
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
@@ -27,6 +30,7 @@ __all__ = [
     "GuardrailError",
     "MaxIterationsError",
     "ModelStopError",
+    "OutputValidationError",
     "OverloadedError",
     "RateLimitError",
     "RemoteError",
@@ -169,3 +173,13 @@ class RemoteError(TetherError):
 
 class ToolArgumentError(TetherError):
     """A tool's arguments failed validation; the message names the bad fields for the model."""
+
+
+class OutputValidationError(TetherError):
+    """The model's answer did not validate as the typed output asked for, even after the repair
+    attempts; ``text`` is the last answer and ``errors`` what was wrong with it."""
+
+    def __init__(self, message: str, *, text: str, errors: list[Any]) -> None:
+        super().__init__(message)
+        self.text = text
+        self.errors = errors

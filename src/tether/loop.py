@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .config import AgentConfig
 from .context import ContextStore
@@ -21,6 +21,7 @@ from .early import CallStart, call_start
 from .errors import (
     MaxIterationsError,
     ModelStopError,
+    OutputValidationError,
     RunCancelled,
     ToolNotFoundError,
 )
@@ -44,6 +45,7 @@ from .middleware import (
     model_chain,
     run_chain,
 )
+from .output import DONE, OutputCheck, OutputSpec
 from .reply import ReplyBuilder, ReplyRequest, stream_reply
 from .results import interrupted_result, not_run_result
 from .steps import (
@@ -85,6 +87,7 @@ class RunState:
     iterations: int = 0
     done: bool = False
     end: SessionEndEvent | None = None
+    output: Any = None
 
 
 class Run:
@@ -100,6 +103,7 @@ class Run:
         "listings",
         "middleware",
         "model_chain",
+        "output",
         "request",
         "start",
         "state",
@@ -115,8 +119,10 @@ class Run:
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
         middleware: Sequence[Middleware] | None = None,
+        output: OutputSpec[Any] | None = None,
     ) -> None:
         self.agent = agent
+        self.output = None if output is None else OutputCheck(output)
         self.state = state
         self.store = state.context
         self.cancel = cancel
@@ -213,7 +219,7 @@ class Run:
                     if calls:
                         for event in await self._skip(calls, end.stop_reason):
                             yield event
-                    self._settle(bool(calls), end.stop_reason)
+                    await self._settle(bool(calls), end.stop_reason)
                     continue
                 start = self.start
                 dispatcher = start.dispatcher(self._dispatcher, table, iteration)
@@ -389,18 +395,40 @@ class Run:
         await self._store_results(skipped)
         return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
 
-    def _settle(self, skipped: bool, reason: StopReason) -> None:
+    def _settle(self, skipped: bool, reason: StopReason) -> Awaitable[None]:
         """After a reply whose calls were not run (``skipped``: it had some): finish, go on to
-        another iteration, or raise the error that ends the run."""
+        another iteration, or raise the error that ends the run. What it returns checks a typed
+        run's answer (for any other run it is already done: no coroutine per run)."""
         if skipped and reason is StopReason.MAX_TOKENS and not self.cut_short:
             self.cut_short = True  # the model may go on from the results, once
-            return
+            return DONE
         if not skipped and reason is StopReason.PAUSE_TURN:
-            return
+            return DONE
         if reason not in _ANSWERS:
             raise stop_error(reason, self.state.final_text)
         self.answer = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
         self.finished = True
+        return DONE if self.output is None else self._check_output(self.output)
+
+    async def _check_output(self, check: OutputCheck) -> None:
+        """Read a typed run's answer as its type. An invalid one goes back to the model with
+        what was wrong and the run goes on, ``output_retries`` times, then ends the run."""
+        from pydantic import ValidationError  # noqa: PLC0415 - only typed runs load it
+
+        state, spec = self.state, check.spec
+        try:
+            state.output = spec.read(state.final_text)
+        except ValidationError as exc:
+            if check.repairs >= self.agent.output_retries:
+                raise OutputValidationError(
+                    f"the answer is not a valid {spec.name} after {check.repairs} repair "
+                    f"attempt(s): {exc}",
+                    text=state.final_text,
+                    errors=exc.errors(include_url=False),
+                ) from exc
+            check.repairs += 1
+            self.finished = False
+            await self._append(Message("user", spec.repair(exc)))
 
     # -- storing ----------------------------------------------------------------------------------
 
@@ -477,12 +505,13 @@ def run_loop(
     state: RunState,
     cancel: CancellationToken | None,
     steering: Steering | None,
+    output: OutputSpec[Any] | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """The run, as events, through the middleware that wraps runs (the agent's, and tracing when
     OpenTelemetry is set up). Ends with ``SessionEndEvent`` (or raises, per the agent's
-    policies)."""
+    policies); a typed run (``output``) keeps its value in ``state.output``."""
     middleware = with_ambient(agent.middleware)
-    run = Run(agent, state, cancel, steering, middleware)
+    run = Run(agent, state, cancel, steering, middleware, output)
     if not middleware:
         return run.events(user_message)
     run.request = RunRequest(agent, state.context, user_message)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import cast
+from typing import Any, cast
 
 from .config import EventCallback
 from .context import ContextStore
@@ -156,6 +156,13 @@ class AgentStream:
         if state.error is not None:
             raise state.error
         return state.final_text
+
+    async def get_output(self) -> Any:
+        """Consume the rest of the run; return a typed run's validated value (None for a run
+        that was not typed) or raise the error that ended it."""
+        await self.get_final_text()
+        state = self._state
+        return None if isinstance(state, _Seen) else state.output
 
     async def get_session_end(self) -> SessionEndEvent:
         """Consume the rest of the run; return its ``SessionEndEvent`` (the error, if any, is on

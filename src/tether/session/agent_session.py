@@ -16,15 +16,15 @@ from typing import Any, Literal, Self, TypeVar, cast, overload
 from ..agent import Agent
 from ..context import ContextStore, MemoryContextStore, SessionOpener, new_session_id
 from ..early import CompleteCalls
-from ..errors import ConflictError, MaxIterationsError, TetherError
+from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..messages import Message, TextBlock, ToolUseBlock
+from ..output import OutputSpec
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport
 from ..types import ZERO_USAGE, Usage
 from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
-from .output import OutputSpec
 from .parts import UserInput, user_message
 from .snapshot import ConversationStore, read_snapshot, read_usage, snapshot_of
 from .state import ConversationState
@@ -36,15 +36,6 @@ T = TypeVar("T")
 
 ToolErrorFormatter = Callable[[Tool, Mapping[str, Any], BaseException], str]
 _UNBOUNDED = sys.maxsize
-
-
-class OutputValidationError(TetherError):
-    """The model's answer did not validate against ``output=`` even after the repair attempts."""
-
-    def __init__(self, message: str, *, text: str, errors: list[Any]) -> None:
-        super().__init__(message)
-        self.text = text
-        self.errors = errors
 
 
 class AgentSession:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from ..events import StreamEvent
 from ..messages import Message
 from ..types import ToolSpec
 
-__all__ = ["ClosableTransport", "CompletionTransport", "NamesModel", "NamesProvider"]
+__all__ = [
+    "ClosableTransport",
+    "CompletionTransport",
+    "NamesModel",
+    "NamesProvider",
+    "TakesResponseFormat",
+]
 
 
 @runtime_checkable
@@ -49,4 +55,13 @@ class ClosableTransport(Protocol):
 
     async def aclose(self) -> None:
         """Release what the transport holds."""
+        ...
+
+
+@runtime_checkable
+class TakesResponseFormat(Protocol):
+    """A transport whose wire format can ask for JSON matching a schema (typed output)."""
+
+    def with_response_format(self, response_format: Mapping[str, Any]) -> CompletionTransport:
+        """This transport, sharing its connections, asking for ``response_format``."""
         ...

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -112,6 +114,15 @@ class HttpTransport:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    def with_response_format(self, response_format: Mapping[str, Any]) -> HttpTransport:
+        """A copy asking for ``response_format`` (typed output), sharing this one's HTTP client:
+        closing the copy leaves the client to this transport."""
+        clone = copy.copy(self)
+        clone.options = dataclasses.replace(self.options, response_format=response_format)
+        clone._codec = clone._make_codec()
+        clone._own_client = False
+        return clone
 
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
