@@ -13,8 +13,10 @@ from ..lazy import lazy_names as _lazy_names
 # and the imports below repeat it for type checkers only (tests/test_public_api.py checks them).
 _HOMES = {
     "AnthropicTransport": "anthropic",
+    "CircuitBreaker": "fallback",
     "CompletionTransport": "base",
     "Embeddings": "openai_embeddings",
+    "FallbackTransport": "fallback",
     "GeneratedImage": "openai_images",
     "HttpTransport": "http",
     "Images": "openai_images",
@@ -32,6 +34,8 @@ __all__ = list(_HOMES)
 if TYPE_CHECKING:
     from .anthropic import AnthropicTransport as AnthropicTransport
     from .base import CompletionTransport as CompletionTransport
+    from .fallback import CircuitBreaker as CircuitBreaker
+    from .fallback import FallbackTransport as FallbackTransport
     from .http import HttpTransport as HttpTransport
     from .openai_chat import OpenAIChatTransport as OpenAIChatTransport
     from .openai_embeddings import Embeddings as Embeddings
