@@ -53,6 +53,23 @@ def test_readme_middleware_example_runs_as_written() -> None:
     assert out == ["model", "call", "1", "model", "call", "2", "Not", "today."]
 
 
+def test_readme_typed_output_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Typed output", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    assert _run(["-c", code.group(1)]).split() == ["Oslo", "717710", "2"]
+
+
+def test_readme_fallback_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Fallback models", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).splitlines()
+    assert out == ["Hello from the spare.", "Hello from the spare.", "1 2"]
+
+
 def test_readme_session_example_runs_as_written() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Sessions", 1)[1]

@@ -23,6 +23,7 @@ PUBLIC_MODULES = (
     "tether",
     "tether.cli",
     "tether.durable",
+    "tether.errors",  # the exception tree, each class to catch by name
     "tether.local",
     "tether.loop",  # ``Run.events()``, for a door that drives a run an iteration at a time
     "tether.prompty",

@@ -3,9 +3,10 @@
 Every name here loads on first use, so ``import tether`` stays light and importing one layer
 (``tether.messages``, say) never pulls in the engine above it.
 
-Public modules: ``tether``, ``tether.cli``, ``tether.durable``, ``tether.local``, ``tether.loop``,
-``tether.prompty``, ``tether.session``, ``tether.skills``, ``tether.skills.hooks``,
-``tether.stores``, ``tether.testing``, ``tether.tracing``, ``tether.transports``.
+Public modules: ``tether``, ``tether.cli``, ``tether.durable``, ``tether.errors``,
+``tether.local``, ``tether.loop``, ``tether.prompty``, ``tether.session``, ``tether.skills``,
+``tether.skills.hooks``, ``tether.stores``, ``tether.testing``, ``tether.tracing``,
+``tether.transports``.
 Every other module is internal: its names may move; import them from ``tether`` or a public
 module.
 """
@@ -26,6 +27,7 @@ _LAZY = {
     "CancellationToken": "control",
     "CharBudget": "budget",
     "CheckGuard": "tools.guards",
+    "CircuitBreaker": "transports.fallback",
     "Clock": "clock",
     "CompletionTransport": "transports.base",
     "ContentBlock": "messages",
@@ -35,6 +37,7 @@ _LAZY = {
     "ConversationStore": "session",
     "Deny": "tools.guards",
     "Error": "events",
+    "FallbackTransport": "transports.fallback",
     "Guard": "tools.guards",
     "GuardDecision": "tools.decisions",
     "GuardrailError": "errors",
@@ -167,6 +170,8 @@ if TYPE_CHECKING:
     from .tools.selector import ToolSource as ToolSource
     from .tools.tool import Tool as Tool
     from .transports.base import CompletionTransport as CompletionTransport
+    from .transports.fallback import CircuitBreaker as CircuitBreaker
+    from .transports.fallback import FallbackTransport as FallbackTransport
     from .transports.retry import RetryPolicy as RetryPolicy
     from .types import StopReason as StopReason
     from .types import ToolSpec as ToolSpec

@@ -2,8 +2,8 @@
 
 Transports emit the *model* events (deltas, tool-use starts, ``IterationEnd``); the agent adds the
 *loop* events (iteration start, tool dispatch and results, retries, errors, session end).
-Contract for one model turn: every content block has its own ``index``; deltas of a block share it;
-the turn ends with exactly one ``IterationEnd``.
+Contract for one model reply: every content block has its own ``index``; deltas of a block share it;
+the reply ends with exactly one ``IterationEnd``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class IterationStart:
 
 @dataclass(frozen=True, slots=True)
 class IterationEnd:
-    """A model turn ended. ``raw_stop_reason`` is the provider's own word for it."""
+    """A model reply ended. ``raw_stop_reason`` is the provider's own word for it."""
 
     iteration: int
     stop_reason: StopReason
