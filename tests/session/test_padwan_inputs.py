@@ -58,15 +58,14 @@ class Answer(BaseModel):
     word: str
 
 
-async def test_a_typed_answer_to_parts_gets_the_instruction_as_a_last_part() -> None:
+async def test_a_typed_answer_to_parts_sends_the_parts_and_asks_in_the_instructions() -> None:
     model = ScriptedTransport([Reply('{"word": "cat"}')])
     session = AgentSession(model)
     parts = [image(f"data:image/png;base64,{PNG}")]
     assert await session.send(parts, output=Answer) == Answer(word="cat")
     (message,) = model.requests[0].messages
-    first, last = message.content
-    assert first == ImageBlock("image/png", PNG)
-    assert isinstance(last, TextBlock) and "word" in last.text
+    assert message.content == (ImageBlock("image/png", PNG),)
+    assert '"word"' in model.requests[0].system
 
 
 @pytest.mark.parametrize(

@@ -451,12 +451,20 @@ class Forecast(BaseModel):
 
 
 async def test_typed_output_validates_and_asks_for_the_schema() -> None:
-    model = ScriptedTransport([Reply('```json\n{"city": "Paris", "temp": 22}\n```')])
-    session = AgentSession(model)
+    """The engine's one typed-output mechanism: the schema is asked for in that run's
+    instructions (this transport has no response format), the message goes as it was written,
+    and the next untyped send asks for nothing."""
+    model = ScriptedTransport(
+        [Reply('```json\n{"city": "Paris", "temp": 22}\n```'), Reply("It is sunny.")]
+    )
+    session = AgentSession(model, system="You forecast.")
     forecast = await session.send("Forecast for Paris", output=Forecast)
     assert forecast == Forecast(city="Paris", temp=22)
-    asked = model.requests[0].last_message.text
-    assert asked.startswith("Forecast for Paris") and '"temp"' in asked
+    first = model.requests[0]
+    assert first.last_message.text == "Forecast for Paris"
+    assert first.system.startswith("You forecast.") and '"temp"' in first.system
+    assert await session.send("And tomorrow?") == "It is sunny."
+    assert model.requests[1].system == "You forecast."
 
 
 async def test_invalid_typed_output_is_sent_back_for_repair() -> None:
@@ -822,7 +830,8 @@ async def test_typed_output_keeps_the_blocks_of_a_message() -> None:
     image = ImageBlock("image/png", "iVBORw0KGgo=")
     await session.send(Message("user", [TextBlock("What is this?"), image]), output=Forecast)
     sent = model.requests[0].last_message.content
-    assert sent[1] == image and '"temp"' in sent[-1].text  # type: ignore[union-attr]
+    assert sent == (TextBlock("What is this?"), image)
+    assert '"temp"' in model.requests[0].system
 
 
 async def test_early_approval_asks_once_per_call_over_several_turns() -> None:

@@ -18,8 +18,7 @@ from ..context import ContextStore, MemoryContextStore, SessionOpener, new_sessi
 from ..early import CompleteCalls
 from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
-from ..messages import Message, TextBlock, ToolUseBlock
-from ..output import OutputSpec
+from ..messages import Message, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport
 from ..types import ZERO_USAGE, Usage
@@ -104,6 +103,7 @@ class AgentSession:
         self._one_run = asyncio.Lock()  # one run at a time; a left stream ends before the next
         self._streams: weakref.WeakSet[AsyncGeneratorType[str, None]] = weakref.WeakSet()
         self._final = ""  # the last run's answer
+        self._output: Any = None  # and its value, for a typed run
         self._agent = Agent(
             system or "",
             self.client,
@@ -114,6 +114,7 @@ class AgentSession:
             format_tool_error=None if on_tool_error is None else self._error_text(on_tool_error),
             middleware=[self._in_flight] if self._hooks is None else [self._hooks, self._in_flight],
             start_tools_early=start_tools_early,
+            output_retries=output_retries,
         )
 
     # -- resuming ---------------------------------------------------------------------------------
@@ -241,7 +242,10 @@ class AgentSession:
         message = user_message(user_input)
         if output is None:
             return await self._answer(message)
-        return await self._typed(message, OutputSpec.of(output))
+        answer = await self._answer(message, output)
+        if self._limited:
+            raise OutputValidationError(f"no typed answer: {answer}", text=answer, errors=[])
+        return self._output
 
     def stream(self, user_input: UserInput) -> AsyncGenerator[str, None]:
         """Send a message (as ``send`` takes it); the answer's text as it arrives (tool calls
@@ -288,9 +292,9 @@ class AgentSession:
 
     # -- the run ----------------------------------------------------------------------------------
 
-    async def _answer(self, user_input: str | Message) -> str:
+    async def _answer(self, user_input: str | Message, output: Any = None) -> str:
         answer = ""
-        async with self._turn(), aclosing(self._run(user_input)) as events:
+        async with self._turn(), aclosing(self._run(user_input, output)) as events:
             async for event in events:
                 if type(event) is str:
                     answer = event
@@ -298,33 +302,11 @@ class AgentSession:
                     answer = self._final
         return answer
 
-    async def _typed(self, user_input: str | Message, spec: OutputSpec[T]) -> T:
-        from pydantic import ValidationError  # noqa: PLC0415 - only typed answers load it
-
-        asked = (
-            f"{user_input}\n\n{spec.instruction()}"
-            if isinstance(user_input, str)
-            else Message(user_input.role, (*user_input.content, TextBlock(spec.instruction())))
-        )
-        answer = await self._answer(asked)
-        for attempt in range(self.output_retries + 1):
-            if self._limited:
-                raise OutputValidationError(f"no typed answer: {answer}", text=answer, errors=[])
-            try:
-                return spec.read(answer)
-            except ValidationError as exc:
-                if attempt == self.output_retries:
-                    raise OutputValidationError(
-                        f"the answer is not a valid {spec.target.__name__} after "
-                        f"{self.output_retries} repair attempt(s): {exc}",
-                        text=answer,
-                        errors=exc.errors(include_url=False),
-                    ) from exc
-                answer = await self._answer(spec.repair(exc))
-        raise AssertionError("unreachable")
-
-    async def _run(self, user_input: str | Message) -> AsyncGenerator[StreamEvent | str, None]:
-        """One run's events; the round-limit message comes as a plain string."""
+    async def _run(
+        self, user_input: str | Message, output: Any = None
+    ) -> AsyncGenerator[StreamEvent | str, None]:
+        """One run's events (a typed run's value kept in ``_output``); the round-limit message
+        comes as a plain string."""
         if self._tools.servers and self._exits is None:
             raise RuntimeError("enter the session first: `async with AgentSession(...) as s`")
         if self._pending is not None or not self._opened or self._stale:
@@ -333,7 +315,7 @@ class AgentSession:
         failure: BaseException | None = None
         watch = CompleteCalls() if self._ask_early else None
         try:
-            async with self._agent.run_stream(user_input, self._context) as run:
+            async with self._agent.run_stream(user_input, self._context, output=output) as run:
                 async for event in run:
                     if watch is not None:
                         if type(event) is IterationStart:  # each turn's calls are its own
@@ -352,6 +334,7 @@ class AgentSession:
                         continue
                     elif type(event) is SessionEndEvent and event.error is None:
                         self._final = await run.get_final_text()
+                        self._output = await run.get_output()
                     yield event
         except ConflictError:
             self._stale = True
