@@ -255,6 +255,7 @@ LAYERS: dict[str, set[str]] = {
         "output",
         "loop",
         "stream",
+        "delegation",
         "agent",
         "tracing",
     },

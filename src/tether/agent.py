@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from .blocking import run_blocking
 from .config import AgentConfig
 from .context import ContextStore, MemoryContextStore
+from .delegation import agent_tool
 from .dispatch import dispatcher_for, run_calls, tools_by_name
 from .events import StreamEvent
 from .loop import RunState, UserInput, run_loop
@@ -20,6 +21,7 @@ from .tools.selector import read_tools
 
 if TYPE_CHECKING:
     from .control import CancellationToken, Steering
+    from .tools.tool import Tool
 
 __all__ = ["Agent"]
 
@@ -139,3 +141,11 @@ class Agent(AgentConfig):
             r if r is not None else interrupted_result(b)
             for r, b in zip(results, blocks, strict=True)
         ]
+
+    def as_tool(self, name: str | None = None, description: str | None = None) -> Tool:
+        """This agent as a tool for another: one string parameter, ``input``, the user message
+        of a run on a fresh context; its answer (a typed agent's output, as JSON) is the result,
+        its tokens count in the caller's run, its progress streams as the call's. ``name``
+        defaults to the agent's ``name`` made a valid tool name, ``description`` to the first
+        line of its system prompt (``tether.delegation``)."""
+        return agent_tool(self, name, description)

@@ -32,7 +32,7 @@ from .results import (
     truncate_result,
 )
 from .tools.guards import Deny, Guard, ToolCall, run_guards
-from .tools.progress import reporting_to
+from .tools.progress import UsageSink, counting_to, reporting_to
 from .tools.repair import ParsedArguments, failure_message
 from .tools.tool import Tool
 
@@ -78,7 +78,8 @@ class ToolDispatcher:
     """Runs the tool calls of one iteration against the tools offered in it.
 
     ``chain`` is the middleware around each call (None: none); ``default_timeout`` applies to
-    calls of tools without a ``timeout`` of their own.
+    calls of tools without a ``timeout`` of their own; ``usage`` takes what the calls of tools
+    that report progress spent on models (``report_usage``) into the run's total.
     """
 
     tools: Mapping[str, Tool]
@@ -90,6 +91,7 @@ class ToolDispatcher:
     chain: ToolHandler | None = None
     default_timeout: float | None = None
     run: RunRequest | None = None
+    usage: UsageSink | None = None
 
     def execute(self, block: ToolUseBlock) -> Awaitable[ToolResultBlock]:
         """One call, start to finish, through the middleware; never raises but on cancellation."""
@@ -214,9 +216,11 @@ def dispatcher_for(
     *,
     middleware: Sequence[Middleware] | None = None,
     run: RunRequest | None = None,
+    usage: UsageSink | None = None,
 ) -> ToolDispatcher:
     """The dispatcher of one iteration of ``agent``: guards, error text, timeout, middleware
-    (the agent's, or ``middleware`` when the run adds some), its calls part of ``run``."""
+    (the agent's, or ``middleware`` when the run adds some), its calls part of ``run`` (whose
+    total ``usage`` adds to)."""
     dispatcher = ToolDispatcher(
         table,
         agent.guards,
@@ -226,6 +230,7 @@ def dispatcher_for(
         [],
         default_timeout=agent.tool_timeout,
         run=run,
+        usage=usage,
     )
     wrappers = agent.middleware if middleware is None else middleware
     if wrappers:
@@ -332,7 +337,8 @@ class _Escaped:
 async def in_task(
     dispatcher: ToolDispatcher, block: ToolUseBlock, progress: asyncio.Queue[ToolProgress]
 ) -> ToolResultBlock | _Escaped:
-    """One call, as the body of a task of its own: its progress into ``progress``."""
+    """One call, as the body of a task of its own: its progress into ``progress``, and the
+    usage it reports into the run's total."""
     tool = dispatcher.tools.get(block.name)
     if tool is not None and tool.reports_progress:
 
@@ -341,6 +347,7 @@ async def in_task(
                 progress.put_nowait(ToolProgress(block.id, block.name, done, total, message))
 
         reporting_to(sink)  # this task's own context: only this call reports here
+        counting_to(dispatcher.usage)
     try:
         return await dispatcher.execute(block)
     except (KeyboardInterrupt, SystemExit) as exc:  # asyncio would raise these out of the loop

@@ -89,6 +89,10 @@ class RunState:
     end: SessionEndEvent | None = None
     output: Any = None
 
+    def add_usage(self, usage: Usage) -> None:
+        """Count tokens spent outside the run's own model calls (a sub-agent a tool ran)."""
+        self.usage = self.usage + usage
+
 
 class Run:
     """One run of the loop: its history, its state, and the steps of one iteration."""
@@ -320,7 +324,13 @@ class Run:
 
     def _dispatcher(self, table: dict[str, Tool], iteration: int) -> ToolDispatcher:
         return dispatcher_for(
-            self.agent, table, iteration, self.cancel, middleware=self.middleware, run=self.request
+            self.agent,
+            table,
+            iteration,
+            self.cancel,
+            middleware=self.middleware,
+            run=self.request,
+            usage=self.state.add_usage,
         )
 
     def _messages_to_send(self, iteration: int) -> tuple[Sequence[Message], Trim | None]:
