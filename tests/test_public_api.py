@@ -253,6 +253,7 @@ LAYERS: dict[str, set[str]] = {
         "dispatch",
         "early",
         "output",
+        "limits",
         "loop",
         "stream",
         "delegation",

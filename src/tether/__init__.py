@@ -44,6 +44,8 @@ _LAZY = {
     "ImageBlock": "messages",
     "IterationEnd": "events",
     "IterationStart": "events",
+    "LimitExceeded": "errors",
+    "Limits": "limits",
     "MaxIterationsError": "errors",
     "McpError": "mcp",
     "McpStdio": "mcp",
@@ -110,6 +112,7 @@ if TYPE_CHECKING:
     from .control import CancellationToken as CancellationToken
     from .control import Steering as Steering
     from .errors import GuardrailError as GuardrailError
+    from .errors import LimitExceeded as LimitExceeded
     from .errors import MaxIterationsError as MaxIterationsError
     from .errors import ModelStopError as ModelStopError
     from .errors import OutputValidationError as OutputValidationError
@@ -135,6 +138,7 @@ if TYPE_CHECKING:
     from .events import ToolProgress as ToolProgress
     from .events import ToolResult as ToolResult
     from .events import ToolUseStart as ToolUseStart
+    from .limits import Limits as Limits
     from .mcp import McpError as McpError
     from .mcp import McpStdio as McpStdio
     from .mcp import McpStreamable as McpStreamable

@@ -21,6 +21,7 @@ from .transports.retry import RetryPolicy
 
 if TYPE_CHECKING:
     from .budget import ContextPolicy
+    from .limits import Limits
 
 __all__ = ["AgentConfig", "EventCallback", "InputGuardrail", "OutputGuardrail"]
 
@@ -65,6 +66,8 @@ class AgentConfig:
     - ``output_type``: the answer is JSON validated as this type (any type pydantic reads), and
       ``run`` returns the value; an invalid answer goes back to the model ``output_retries``
       times, then ``OutputValidationError``. ``run(..., output=T)`` sets it for one run.
+    - ``limits``: the run's budget (``Limits``: tool calls, tokens, cost, seconds); past one the
+      run ends with ``LimitExceeded``.
     """
 
     system: str
@@ -91,6 +94,7 @@ class AgentConfig:
     name: str = "agent"
     output_type: Any = None
     output_retries: int = 2
+    limits: Limits | None = None
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:

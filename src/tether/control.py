@@ -11,7 +11,7 @@ from .clock import SYSTEM_CLOCK, Clock
 from .interrupt import Interrupt, fire_soon
 from .messages import ContentBlock, Message
 
-__all__ = ["CancellationToken", "Steering"]
+__all__ = ["CancellationToken", "LinkedToken", "Steering"]
 
 
 class CancellationToken:
@@ -82,6 +82,41 @@ class CancellationToken:
         interrupt.settle()
         return self._cancelled
 
+
+
+class LinkedToken(CancellationToken):
+    """A run's own token: cancelled by its own ``cancel()`` (the run's time limit) or by
+    ``outer``'s (the caller's token), which it never cancels itself."""
+
+    __slots__ = ("_outer",)
+
+    def __init__(self, outer: CancellationToken | None) -> None:
+        super().__init__()
+        self._outer = outer
+
+    @property
+    def cancelled(self) -> bool:
+        """True once either token was cancelled."""
+        return self._cancelled or (self._outer is not None and self._outer.cancelled)
+
+    def watch(self) -> Interrupt | None:
+        """An interrupt that either token's ``cancel()`` fires; None if either already was."""
+        interrupt = super().watch()
+        outer = self._outer
+        if interrupt is None or outer is None:
+            return interrupt
+        with outer._lock:
+            if not outer._cancelled:
+                outer._watchers.append((interrupt.task.get_loop(), interrupt))
+                return interrupt
+        super().unwatch(interrupt)
+        return None
+
+    def unwatch(self, interrupt: Interrupt) -> None:
+        """Stop watching on both tokens."""
+        super().unwatch(interrupt)
+        if self._outer is not None:
+            self._outer.unwatch(interrupt)
 
 class Steering:
     """A queue of user messages injected into a running loop at the top of its next iteration.

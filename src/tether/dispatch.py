@@ -39,6 +39,7 @@ from .tools.tool import Tool
 if TYPE_CHECKING:
     from .config import AgentConfig
     from .control import CancellationToken
+    from .limits import RunBudget
 
 __all__ = [
     "PROGRESS_BACKLOG",
@@ -92,9 +93,15 @@ class ToolDispatcher:
     default_timeout: float | None = None
     run: RunRequest | None = None
     usage: UsageSink | None = None
+    budget: RunBudget | None = None
 
     def execute(self, block: ToolUseBlock) -> Awaitable[ToolResultBlock]:
-        """One call, start to finish, through the middleware; never raises but on cancellation."""
+        """One call, start to finish, through the middleware; never raises but on cancellation.
+        A call the run's ``Limits`` refuse is answered without running."""
+        if self.budget is not None:
+            refused = self.budget.admit(self.iteration)
+            if refused is not None:
+                return _at_once(not_run_result(block, refused))
         if self.chain is None:
             return self._run(block, self.tools.get(block.name))
         return self._through(self.chain, block)
@@ -184,10 +191,16 @@ class ToolDispatcher:
         return {**checked.arguments, **tool.bindings}  # a rewrite never drops a binding
 
     def _invoke(self, tool: Tool, arguments: Mapping[str, Any]) -> Awaitable[Any]:
-        """The handler's value; the default timeout applies to tools without their own."""
-        if tool.timeout is not None or self.default_timeout is None:
+        """The handler's value; the default timeout applies to tools without their own, and a
+        run with a time limit ends every call by then."""
+        timeout = None if tool.timeout is not None else self.default_timeout
+        if self.budget is not None:
+            left = self.budget.remaining()
+            if left is not None and (timeout is None or left < timeout):
+                timeout = left
+        if timeout is None:
             return tool.invoke(arguments)
-        return within(tool.invoke(arguments), self.default_timeout)
+        return within(tool.invoke(arguments), timeout)
 
     def _error_text(self, tool: Tool, arguments: Mapping[str, Any], exc: BaseException) -> str:
         if isinstance(exc, Overrun):
@@ -200,6 +213,10 @@ class ToolDispatcher:
             except Exception:  # a broken formatter must not lose the result
                 pass
         return default_error_text(tool.name, arguments, exc)
+
+
+async def _at_once(result: ToolResultBlock) -> ToolResultBlock:
+    return result
 
 
 def _run_cancelled() -> bool:
@@ -217,6 +234,7 @@ def dispatcher_for(
     middleware: Sequence[Middleware] | None = None,
     run: RunRequest | None = None,
     usage: UsageSink | None = None,
+    budget: RunBudget | None = None,
 ) -> ToolDispatcher:
     """The dispatcher of one iteration of ``agent``: guards, error text, timeout, middleware
     (the agent's, or ``middleware`` when the run adds some), its calls part of ``run`` (whose
@@ -231,6 +249,7 @@ def dispatcher_for(
         default_timeout=agent.tool_timeout,
         run=run,
         usage=usage,
+        budget=budget,
     )
     wrappers = agent.middleware if middleware is None else middleware
     if wrappers:

@@ -8,6 +8,7 @@ TetherError
 ├── MaxIterationsError        the loop hit ``max_iterations``
 ├── GuardrailError            an input or output guardrail denied the run
 ├── OutputValidationError     the answer is not the typed output asked for, after the repairs
+├── LimitExceeded             the run passed one of its ``Limits`` (limit, value, maximum)
 ├── ToolNotFoundError         the model called an unknown tool (``unknown_tool="raise"``)
 ├── ToolArgumentError         a tool's arguments failed validation (becomes an error result)
 ├── RunCancelled              a ``CancellationToken`` stopped the run
@@ -28,6 +29,7 @@ __all__ = [
     "ConnectionFailedError",
     "ContextWindowExceededError",
     "GuardrailError",
+    "LimitExceeded",
     "MaxIterationsError",
     "ModelStopError",
     "OutputValidationError",
@@ -183,3 +185,18 @@ class OutputValidationError(TetherError):
         super().__init__(message)
         self.text = text
         self.errors = errors
+
+
+class LimitExceeded(TetherError):
+    """The run passed one of its ``Limits``: ``limit`` names it (``"total_tokens"``, ``"cost"``,
+    ...), ``value`` is what the run reached, ``maximum`` what was allowed. Every call the run
+    stored has a result."""
+
+    def __init__(self, limit: str, value: float, maximum: float) -> None:
+        super().__init__(f"the run passed its {limit} limit: {value:g} > {maximum:g}")
+        self.limit = limit
+        self.value = value
+        self.maximum = maximum
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.limit, self.value, self.maximum))

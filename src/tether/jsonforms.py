@@ -213,6 +213,8 @@ _OTHER_ERRORS: tuple[type[errors.TetherError], ...] = (
     errors.ConflictError,
     errors.StoreDamagedError,
     errors.StoreUnavailableError,
+    errors.LimitExceeded,
+    errors.OutputValidationError,
 )
 _ERROR_TYPES: dict[str, type[errors.TetherError]] = {
     cls.__name__: cls for cls in (*_TRANSPORT_ERRORS, *_OTHER_ERRORS)
@@ -231,6 +233,10 @@ def exception_to_dict(exc: BaseException) -> dict[str, Any]:
         "stop_reason",
         "partial_text",
         "reason",
+        "limit",
+        "value",
+        "maximum",
+        "text",
     ):
         if hasattr(exc, attr):
             d[attr] = getattr(exc, attr)
@@ -259,6 +265,10 @@ def exception_from_dict(d: Mapping[str, Any]) -> BaseException:
         )
     if cls is errors.GuardrailError:
         return errors.GuardrailError(message, d.get("reason"))
+    if cls is errors.LimitExceeded:
+        return errors.LimitExceeded(d["limit"], d["value"], d["maximum"])
+    if cls is errors.OutputValidationError:
+        return errors.OutputValidationError(message, text=d.get("text", ""), errors=[])
     return cls(message)
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .config import AgentConfig
 from .context import ContextStore
+from .control import LinkedToken
 from .dispatch import ToolDispatcher, dispatcher_for, finished, started, tools_by_name
 from .early import CallStart, call_start
 from .errors import (
@@ -35,6 +36,7 @@ from .events import (
     StreamEvent,
 )
 from .interrupt import survive
+from .limits import RunBudget
 from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from .middleware import (
     Middleware,
@@ -58,11 +60,13 @@ from .steps import (
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
 from .tracing.ambient import with_ambient
+from .transports.base import NamesModel
 from .types import ZERO_USAGE, StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from .budget import Trim
     from .control import CancellationToken, Steering
+    from .limits import Limits
 
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
 
@@ -100,6 +104,7 @@ class Run:
     __slots__ = (
         "agent",
         "answer",
+        "budget",
         "cancel",
         "cut_short",
         "finished",
@@ -130,6 +135,7 @@ class Run:
         self.state = state
         self.store = state.context
         self.cancel = cancel
+        self.budget = None if agent.limits is None else self._budget(agent.limits)
         self.steering = steering
         self.history: list[Message] = []
         self.listings: ListingCache | None = None
@@ -146,8 +152,17 @@ class Run:
 
     # -- open and close ---------------------------------------------------------------------------
 
+    def _budget(self, limits: Limits) -> RunBudget:
+        """The run's budget; a time limit gets the run a token of its own, linked to the
+        caller's (which the run never cancels)."""
+        if limits.seconds is not None:
+            self.cancel = LinkedToken(self.cancel)
+        return RunBudget(limits)
+
     async def open(self, user_message: UserInput) -> None:
         """Read the history (answering calls an interrupted run left open) and add the message."""
+        if self.budget is not None:
+            self.budget.start(self.cancel)
         history = await self.store.get_history()
         dangling = unanswered_at_end(history)
         if dangling:
@@ -167,6 +182,9 @@ class Run:
     def close(self, error: BaseException | None) -> list[StreamEvent]:
         """End the run: record how, and give its last events (``Error`` if failed, then the end)."""
         state = self.state
+        if self.budget is not None:
+            self.budget.stop()
+            error = None if error is None else self.budget.instead_of(error)
         stop = self.answer if error is None else _failure_stop(error)
         state.stop_reason, state.error, state.done = stop, error, True
         end = state.end = SessionEndEvent(stop, state.usage, error, state.iterations)
@@ -252,6 +270,8 @@ class Run:
     async def _failed(self, exc: BaseException) -> list[StreamEvent]:
         """The last events of a run ``exc`` ended (a reply cut short keeps its text; calls it
         started are stopped); raises ``exc`` when it goes on to the caller."""
+        if self.budget is not None:
+            self.budget.stop()
         reply, self.streaming = self.streaming, None
         if reply is not None:
             try:
@@ -331,6 +351,7 @@ class Run:
             middleware=self.middleware,
             run=self.request,
             usage=self.state.add_usage,
+            budget=self.budget,
         )
 
     def _messages_to_send(self, iteration: int) -> tuple[Sequence[Message], Trim | None]:
@@ -371,6 +392,8 @@ class Run:
         end, state = reply.end, self.state
         assert end is not None
         state.usage = state.usage + end.usage
+        if self.budget is not None:
+            self.budget.charge_reply(end.usage, state.usage, end.model or _model_of(self.agent))
         message, calls = reply.build()
         if message is not None:
             for guardrail in self.agent.output_guardrails:
@@ -388,6 +411,8 @@ class Run:
     ) -> None:
         """Store the finished calls' results; an unknown tool may end the run (per the agent)."""
         await self._store_results([r for r in results if r is not None])
+        if self.budget is not None:
+            self.budget.check()
         if dispatcher.unknown and self.agent.unknown_tool == "raise":
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
@@ -409,6 +434,8 @@ class Run:
         """After a reply whose calls were not run (``skipped``: it had some): finish, go on to
         another iteration, or raise the error that ends the run. What it returns checks a typed
         run's answer (for any other run it is already done: no coroutine per run)."""
+        if self.budget is not None:
+            self.budget.check()
         if skipped and reason is StopReason.MAX_TOKENS and not self.cut_short:
             self.cut_short = True  # the model may go on from the results, once
             return DONE
@@ -534,3 +561,9 @@ def run_loop(
     if chain is None:
         return run.events(user_message)
     return as_generator(chain(run.request))
+
+
+def _model_of(agent: AgentConfig) -> str | None:
+    """The model the agent's transport names, if it names one."""
+    transport = agent.transport
+    return transport.model if isinstance(transport, NamesModel) else None

@@ -1,0 +1,174 @@
+"""``Limits``: one budget for a run (tool calls, tokens, cost, wall-clock time) and the checks the
+loop makes at the moment each can be passed: tokens and cost after each model reply, the tool
+calls of a reply before any is dispatched, time while the model streams and tools run.
+
+Past a limit the run ends with ``LimitExceeded`` and a history in which every stored call has a
+result. ``tool_calls_per_turn`` is a cap, not an end: the calls of one reply past it are answered
+with an error result and never run, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .errors import LimitExceeded, RunCancelled
+
+if TYPE_CHECKING:
+    from .control import CancellationToken
+    from .types import Usage
+
+__all__ = ["Limits", "RunBudget"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The most a run may use; every field is optional (None: no limit).
+
+    ``prices`` maps a model name to (USD per million input tokens, USD per million output
+    tokens); ``cost`` (USD) needs a price for every model that answers. ``tool_calls_per_turn``
+    caps the calls of one model reply; ``seconds`` is wall-clock time for the whole run.
+    """
+
+    tool_calls: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cost: float | None = None
+    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    tool_calls_per_turn: int | None = None
+    seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tool_calls", "input_tokens", "output_tokens", "total_tokens"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or value < 0):
+                raise ValueError(f"Limits.{name} must be a count >= 0, not {value!r}")
+        if self.tool_calls_per_turn is not None and self.tool_calls_per_turn < 1:
+            raise ValueError("Limits.tool_calls_per_turn must be >= 1")
+        for name in ("cost", "seconds"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"Limits.{name} must be a finite number > 0, not {value!r}")
+        if self.cost is not None and not self.prices:
+            raise ValueError("Limits.cost needs prices: {model: (input USD/M, output USD/M)}")
+        for model, price in self.prices.items():
+            if len(price) != 2 or any(not (math.isfinite(p) and p >= 0) for p in price):
+                raise ValueError(f"the price of {model!r} must be two numbers >= 0, not {price!r}")
+
+
+@dataclass(slots=True)
+class RunBudget:
+    """What one run has spent against its ``Limits``, and the first limit it passed.
+
+    A limit passed is recorded, not raised at once: the reply that passed it still ends as usual
+    (its ``IterationEnd`` reaches the caller), the calls it asked for are answered without
+    running, and the loop then raises ``exceeded``.
+    """
+
+    limits: Limits
+    tool_calls: int = 0
+    cost: float = 0.0
+    exceeded: LimitExceeded | None = None
+    reply: int = 0  # the iteration whose calls ``reply_calls`` counts
+    reply_calls: int = 0
+    ends_at: float | None = None  # loop time
+    timer: asyncio.TimerHandle | None = None
+
+    def charge_reply(self, usage: Usage, total: Usage, model: str | None) -> None:
+        """Count one reply (``usage``; ``total`` is the run's, this reply included)."""
+        limits = self.limits
+        self._over("input_tokens", total.input_tokens, limits.input_tokens)
+        self._over("output_tokens", total.output_tokens, limits.output_tokens)
+        self._over("total_tokens", total.input_tokens + total.output_tokens, limits.total_tokens)
+        if limits.cost is not None:
+            self.cost += _price(limits.prices, model, usage)
+            self._over("cost", self.cost, limits.cost)
+
+    def admit(self, iteration: int) -> str | None:
+        """Whether a call of ``iteration``'s reply may run: None, or why it may not. Called as
+        each call is dispatched, in the reply's order, before any of it runs."""
+        if self.exceeded is None and self.past_time():
+            self._time_up()
+        if self.exceeded is not None:
+            return f"the run passed its {self.exceeded.limit} limit."
+        if iteration != self.reply:
+            self.reply, self.reply_calls = iteration, 0
+        cap = self.limits.tool_calls_per_turn
+        if cap is not None and self.reply_calls >= cap:
+            return f"only {cap} calls of one reply may run (tool_calls_per_turn)."
+        if self._over("tool_calls", self.tool_calls + 1, self.limits.tool_calls):
+            return "the run passed its tool_calls limit."
+        self.reply_calls += 1
+        self.tool_calls += 1
+        return None
+
+    def remaining(self) -> float | None:
+        """Seconds the run has left (None: no time limit)."""
+        if self.ends_at is None:
+            return None
+        return max(self.ends_at - asyncio.get_running_loop().time(), 0.0)
+
+    def past_time(self) -> bool:
+        """Whether the run's time is up."""
+        return self.ends_at is not None and asyncio.get_running_loop().time() >= self.ends_at
+
+    def start(self, cancel: CancellationToken | None) -> None:
+        """Start the run's clock: at ``seconds`` the limit is passed and ``cancel`` fired (it
+        stops a model stream at once; calls in flight end by their own deadline)."""
+        seconds = self.limits.seconds
+        if seconds is None:
+            return
+        assert cancel is not None, "a run with a time limit has its own token"
+        loop = asyncio.get_running_loop()
+        self.ends_at = loop.time() + seconds
+
+        def time_up() -> None:
+            self._time_up()
+            cancel.cancel()
+
+        self.timer = loop.call_at(self.ends_at, time_up)
+
+    def stop(self) -> None:
+        """Stop the run's clock."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def check(self) -> None:
+        """Raise the limit the run passed, if any (after its calls were answered)."""
+        if self.exceeded is None and self.past_time():
+            self._time_up()
+        if self.exceeded is not None:
+            raise self.exceeded
+
+    def instead_of(self, error: BaseException) -> BaseException:
+        """What a run that ``error`` ended reports: the limit, when the run's own clock is what
+        cancelled it."""
+        if isinstance(error, RunCancelled) and self.exceeded is not None:
+            return self.exceeded
+        return error
+
+    def _time_up(self) -> None:
+        if self.exceeded is None:
+            seconds = self.limits.seconds
+            assert seconds is not None
+            self.exceeded = LimitExceeded("seconds", seconds, seconds)
+
+    def _over(self, limit: str, value: float, maximum: float | None) -> bool:
+        if maximum is None or value <= maximum:
+            return False
+        if self.exceeded is None:
+            self.exceeded = LimitExceeded(limit, value, maximum)
+        return True
+
+
+def _price(prices: Mapping[str, tuple[float, float]], model: str | None, usage: Usage) -> float:
+    price = prices.get(model or "")
+    if price is None:
+        known = ", ".join(sorted(prices)) or "none"
+        raise ValueError(f"Limits.cost: no price for model {model!r} (priced: {known})")
+    return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
