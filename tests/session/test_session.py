@@ -26,6 +26,7 @@ from tether import (
     Tool,
     ToolCallContext,
     ToolResultBlock,
+    ToolUseBlock,
     TransportError,
     Usage,
 )
@@ -908,3 +909,46 @@ async def test_a_prefixed_server_tool_name_still_fits_what_providers_take() -> N
         assert await s.send("go") == "ok"
     names = model.requests[0].tool_names
     assert len(names) == 2 and all(len(n) <= 64 for n in names), names
+
+
+# -- limits and delegated usage -------------------------------------------------------------------
+
+
+async def test_a_session_takes_limits_and_its_history_stays_valid() -> None:
+    from tether import LimitExceeded, Limits
+    from tether.types import Usage
+
+    model = ScriptedTransport(
+        [
+            Reply(tool_calls=[Call("get_weather", {"city": "Paris"})], usage=Usage(50, 10)),
+            Reply("never", usage=Usage(50, 10)),
+        ]
+    )
+    session = AgentSession(model, mcp_tools=[weather_tool()], limits=Limits(total_tokens=30))
+    with pytest.raises(LimitExceeded) as info:
+        await session.send("Weather in Paris?")
+    assert info.value.limit == "total_tokens"
+    assert session.total_usage.input_tokens == 50
+    asked = [b for m in session.state.messages for b in m.content if isinstance(b, ToolUseBlock)]
+    answered = [
+        b for m in session.state.messages for b in m.content if isinstance(b, ToolResultBlock)
+    ]
+    assert [b.id for b in asked] == [b.tool_use_id for b in answered]
+
+
+async def test_a_sub_agents_tokens_count_in_the_sessions_total() -> None:
+    from tether import Agent
+    from tether.types import Usage
+
+    helper = Agent(
+        "Answers.", ScriptedTransport([Reply("22 degrees", usage=Usage(7, 3))]), name="helper"
+    )
+    model = ScriptedTransport(
+        [
+            Reply(tool_calls=[Call("helper", {"input": "Paris?"})], usage=Usage(20, 5)),
+            Reply("It is 22 degrees.", usage=Usage(30, 5)),
+        ]
+    )
+    session = AgentSession(model, mcp_tools=[helper.as_tool()])
+    assert await session.send("Weather?") == "It is 22 degrees."
+    assert (session.total_usage.input_tokens, session.total_usage.output_tokens) == (57, 13)

@@ -18,6 +18,7 @@ from ..context import ContextStore, MemoryContextStore, SessionOpener, new_sessi
 from ..early import CompleteCalls
 from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
+from ..limits import Limits
 from ..messages import Message, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport
@@ -45,6 +46,7 @@ class AgentSession:
     ``tether.session.chat``); ``mcp_tools`` takes ``McpTool`` definitions and MCP server
     transports. Use ``async with``: entering enters a ``stream_chat`` client that is an async
     context manager, then connects the servers; leaving closes them in reverse order.
+    ``limits`` (``tether.Limits``) bounds each ``send``: past one it raises ``LimitExceeded``.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class AgentSession:
         *,
         output_retries: int = 2,
         start_tools_early: bool = False,
+        limits: Limits | None = None,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -115,6 +118,7 @@ class AgentSession:
             middleware=[self._in_flight] if self._hooks is None else [self._hooks, self._in_flight],
             start_tools_early=start_tools_early,
             output_retries=output_retries,
+            limits=limits,
         )
 
     # -- resuming ---------------------------------------------------------------------------------
@@ -315,6 +319,7 @@ class AgentSession:
         failure: BaseException | None = None
         watch = CompleteCalls() if self._ask_early else None
         try:
+            before = self.total_usage  # a run's own total (sub-agents' included) replaces its sum
             async with self._agent.run_stream(user_input, self._context, output=output) as run:
                 async for event in run:
                     if watch is not None:
@@ -332,7 +337,9 @@ class AgentSession:
                             failure, self._limited = None, True
                             yield self._limit_text()
                         continue
-                    elif type(event) is SessionEndEvent and event.error is None:
+                    elif type(event) is SessionEndEvent:
+                        self.total_usage = before + event.total_usage
+                    if type(event) is SessionEndEvent and event.error is None:
                         self._final = await run.get_final_text()
                         self._output = await run.get_output()
                     yield event
