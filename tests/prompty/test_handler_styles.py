@@ -224,3 +224,24 @@ def test_a_handler_whose_signature_cannot_be_read_gets_keywords(agent: Path) -> 
     # ``dict`` has no readable signature: called with keywords (none here), it returns {}.
     assert prompty.turn(agent, QUESTION, {"now": dict}, transport=model) == "done"
     assert model.requests[1].last_message.tool_results[0].content == "{}"
+
+
+async def test_a_turn_takes_limits_and_ends_with_the_conversation_answered(agent: Path) -> None:
+    from tether import LimitExceeded, Limits
+    from tether.types import Usage
+
+    ran: list[str] = []
+
+    def weather(args: dict[str, Any]) -> str:
+        ran.append(args["city"])
+        return "sunny"
+
+    registry.register_tool("get_weather", weather)
+    calls = [Call("get_weather", {"city": c}) for c in ("Paris", "Rome", "Oslo")]
+    model = ScriptedTransport([Reply(tool_calls=calls, usage=Usage(5, 5)), Reply("done")])
+    with pytest.raises(prompty.TurnLimitExceeded) as info:
+        await prompty.turn_async(agent, QUESTION, transport=model, limits=Limits(tool_calls=2))
+    assert isinstance(info.value, LimitExceeded) and info.value.limit == "tool_calls"
+    assert ran == ["Paris", "Rome"]
+    tool_messages = [m for m in info.value.messages if m.role == "tool"]
+    assert len(tool_messages) == 3  # the call that never ran is answered too

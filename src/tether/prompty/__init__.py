@@ -71,6 +71,7 @@ _HOMES = {
     "TurnCancelled": "errors",
     "TurnEngine": "turns.engine",
     "TurnGuardrailError": "errors",
+    "TurnLimitExceeded": "errors",
     "TurnOptions": "turns.data",
     "WireError": "errors",
     "bind_tools": "execution.tools",
@@ -127,6 +128,7 @@ if TYPE_CHECKING:
     from .errors import ToolNotRegisteredError as ToolNotRegisteredError
     from .errors import TurnCancelled as TurnCancelled
     from .errors import TurnGuardrailError as TurnGuardrailError
+    from .errors import TurnLimitExceeded as TurnLimitExceeded
     from .errors import WireError as WireError
     from .execution.events import AgentEvent as AgentEvent
     from .execution.loop import MAX_ITERATIONS as MAX_ITERATIONS

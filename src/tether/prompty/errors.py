@@ -27,6 +27,7 @@ ToolNotRegisteredError (tether.ToolNotFoundError)       a tool the agent does no
 ModelRefusedError (ValueError)                          the model refused
 TurnCancelled (tether.RunCancelled)                     the spec's ``CancelledError``
 TurnGuardrailError (tether.GuardrailError)              the spec's ``GuardrailError``
+TurnLimitExceeded (tether.LimitExceeded)                the run passed one of its ``limits``
 
 IndeterminateOutcome: raised by a host's transport or tool in a durable turn (§14).
 """
@@ -36,7 +37,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import GuardrailError, MaxIterationsError, RunCancelled, ToolNotFoundError
+from ..errors import (
+    GuardrailError,
+    LimitExceeded,
+    MaxIterationsError,
+    RunCancelled,
+    ToolNotFoundError,
+)
 from .env import hide
 
 if TYPE_CHECKING:
@@ -68,6 +75,7 @@ __all__ = [
     "ToolNotRegisteredError",
     "TurnCancelled",
     "TurnGuardrailError",
+    "TurnLimitExceeded",
     "WireError",
 ]
 
@@ -252,6 +260,20 @@ class TurnGuardrailError(GuardrailError):
     def __init__(self, message: str, reason: str, messages: Sequence[PromptMessage]) -> None:
         super().__init__(message, reason)
         self.messages = list(messages)
+
+
+class TurnLimitExceeded(LimitExceeded):
+    """The turn passed one of its ``limits`` (``tether.Limits``); ``messages`` is the
+    conversation so far, every call in it answered."""
+
+    def __init__(
+        self, limit: str, value: float, maximum: float, messages: Sequence[PromptMessage]
+    ) -> None:
+        super().__init__(limit, value, maximum)
+        self.messages = list(messages)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.limit, self.value, self.maximum, self.messages))
 
 
 class IndeterminateOutcome(Exception):

@@ -16,8 +16,15 @@ from ...budget import CharBudget
 from ...clock import SYSTEM_CLOCK, Clock
 from ...control import CancellationToken, Steering
 from ...errors import GuardrailError as EngineGuardrailError
-from ...errors import MaxIterationsError, RunCancelled, ToolNotFoundError, TransportError
+from ...errors import (
+    LimitExceeded,
+    MaxIterationsError,
+    RunCancelled,
+    ToolNotFoundError,
+    TransportError,
+)
 from ...events import SteeringInjected
+from ...limits import Limits
 from ...messages import Message
 from ...middleware import Middleware
 from ...tools.decisions import Allow, Deny, GuardDecision
@@ -32,6 +39,7 @@ from ..errors import (
     ToolNotRegisteredError,
     TurnCancelled,
     TurnGuardrailError,
+    TurnLimitExceeded,
 )
 from ..messages import PromptMessage, from_tether, to_tether
 from .events import EventCallback, PromptyEvents, ToolResultsWatch
@@ -73,7 +81,8 @@ class Guardrails:
 
 @dataclass(frozen=True, slots=True)
 class LoopOptions:
-    """§13.7's keyword options of ``turn``, plus tether's own (clock, middleware, streaming)."""
+    """§13.7's keyword options of ``turn``, plus tether's own (clock, middleware, streaming,
+    ``limits``: the run's ``tether.Limits``)."""
 
     max_iterations: int = MAX_ITERATIONS
     max_llm_retries: int = MAX_LLM_RETRIES
@@ -87,6 +96,7 @@ class LoopOptions:
     clock: Clock = SYSTEM_CLOCK
     middleware: Sequence[Middleware] = ()
     name: str = "prompty"
+    limits: Limits | None = None
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
@@ -183,6 +193,7 @@ def build_agent(
         middleware=options.middleware,
         name=options.name,
         tool_timeout=None,
+        limits=options.limits,
         **_engine_guardrails(options.guardrails, events),
     )
 
@@ -218,6 +229,8 @@ def _translate(
         return TurnGuardrailError(str(error), error.reason, messages)
     if isinstance(error, TransportError):
         return ExecuteError(str(error), messages)
+    if isinstance(error, LimitExceeded):
+        return TurnLimitExceeded(error.limit, error.value, error.maximum, messages)
     return error
 
 
