@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import LimitExceeded, RunCancelled
+from .transports.base import CompletionTransport, NamesModel
 
 if TYPE_CHECKING:
     from .control import CancellationToken
@@ -78,13 +79,18 @@ class RunBudget:
     ends_at: float | None = None  # loop time
     timer: asyncio.TimerHandle | None = None
 
-    def charge_reply(self, usage: Usage, total: Usage, model: str | None) -> None:
-        """Count one reply (``usage``; ``total`` is the run's, this reply included)."""
+    def charge_reply(
+        self, usage: Usage, total: Usage, model: str | None, transport: CompletionTransport
+    ) -> None:
+        """Count one reply (``usage``; ``total`` is the run's, this reply included); its cost
+        at the price of ``model``, else of the model ``transport`` names."""
         limits = self.limits
         self._over("input_tokens", total.input_tokens, limits.input_tokens)
         self._over("output_tokens", total.output_tokens, limits.output_tokens)
         self._over("total_tokens", total.input_tokens + total.output_tokens, limits.total_tokens)
         if limits.cost is not None:
+            if model is None and isinstance(transport, NamesModel):
+                model = transport.model
             self.cost += _price(limits.prices, model, usage)
             self._over("cost", self.cost, limits.cost)
 

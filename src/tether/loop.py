@@ -60,7 +60,6 @@ from .steps import (
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
 from .tracing.ambient import with_ambient
-from .transports.base import NamesModel
 from .types import ZERO_USAGE, StopReason, ToolSpec, Usage
 
 if TYPE_CHECKING:
@@ -393,7 +392,7 @@ class Run:
         assert end is not None
         state.usage = state.usage + end.usage
         if self.budget is not None:
-            self.budget.charge_reply(end.usage, state.usage, end.model or _model_of(self.agent))
+            self.budget.charge_reply(end.usage, state.usage, end.model, self.agent.transport)
         message, calls = reply.build()
         if message is not None:
             for guardrail in self.agent.output_guardrails:
@@ -562,8 +561,3 @@ def run_loop(
         return run.events(user_message)
     return as_generator(chain(run.request))
 
-
-def _model_of(agent: AgentConfig) -> str | None:
-    """The model the agent's transport names, if it names one."""
-    transport = agent.transport
-    return transport.model if isinstance(transport, NamesModel) else None

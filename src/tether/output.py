@@ -26,16 +26,19 @@ _MAX_ERRORS = 10  # validation errors quoted back to the model
 
 @dataclass(frozen=True, slots=True)
 class OutputSpec(Generic[T]):
-    """What a typed run asks for and how it reads the answer (pydantic validates)."""
+    """What a typed run asks for and how it reads the answer (pydantic validates); the schema
+    is made once, when the spec is."""
 
     target: type[T]
     adapter: Any
+    schema: dict[str, Any]
 
     @classmethod
     def of(cls, output: type[T]) -> OutputSpec[T]:
         from pydantic import TypeAdapter  # noqa: PLC0415 - only typed answers load it
 
-        return cls(output, TypeAdapter(output))
+        adapter = TypeAdapter(output)
+        return cls(output, adapter, adapter.json_schema())
 
     @property
     def name(self) -> str:
@@ -44,7 +47,7 @@ class OutputSpec(Generic[T]):
 
     def instruction(self) -> str:
         """The shape the answer must take, for a model asked in words."""
-        schema = json.dumps(self.adapter.json_schema(), separators=(",", ":"))
+        schema = json.dumps(self.schema, separators=(",", ":"))
         return (
             "Answer with only a JSON value (no prose, no code fence) that matches this JSON "
             f"Schema: {schema}"
@@ -53,7 +56,7 @@ class OutputSpec(Generic[T]):
     def response_format(self) -> dict[str, Any]:
         """The provider's JSON-schema response format for this type."""
         name = re.sub(r"[^A-Za-z0-9_-]", "_", self.name)[:64] or "output"
-        return {"name": name, "schema": self.adapter.json_schema()}
+        return {"name": name, "schema": self.schema}
 
     def read(self, text: str) -> T:
         """The answer as a ``T``; raises pydantic's ``ValidationError`` if it is not one."""
@@ -82,10 +85,18 @@ def asking_for(agent: AgentConfig, spec: OutputSpec[Any]) -> AgentConfig:
     """``agent`` for one typed run: its transport with the response format set where it takes
     one, else its system prompt with the instruction added."""
     transport = agent.transport
-    if isinstance(transport, TakesResponseFormat):
+    if _takes_format(type(transport)):
+        assert isinstance(transport, TakesResponseFormat)
         return agent.copy(transport=transport.with_response_format(spec.response_format()))
     system = f"{agent.system}\n\n{spec.instruction()}" if agent.system else spec.instruction()
     return agent.copy(system=system)
+
+
+@functools.cache
+def _takes_format(kind: type) -> bool:
+    """Whether transports of ``kind`` take a response format (a protocol check is slow: once
+    per class)."""
+    return callable(getattr(kind, "with_response_format", None))
 
 
 def spec_for(output: Any) -> OutputSpec[Any]:

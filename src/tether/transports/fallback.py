@@ -86,6 +86,8 @@ class CircuitBreaker:
     def succeeded(self, health: TransportHealth) -> TransportHealth:
         """The state after an answer: the circuit closed, the count at zero (a Retry-After the
         server gave still holds)."""
+        if health.blocked_until is None:
+            return _CLOSED
         return replace(_CLOSED, blocked_until=health.blocked_until)
 
     def released(self, health: TransportHealth, trial: bool) -> TransportHealth:
@@ -177,6 +179,9 @@ class FallbackTransport:
         self.breaker = breaker or CircuitBreaker()
         self.clock = clock
         self._health = [_CLOSED] * len(self.transports)
+        # read once: a protocol check per call would cost more than the rest of the call
+        self._models = tuple(_name(t, "model") for t in self.transports)
+        self._providers = tuple(_name(t, "provider") for t in self.transports)
         self._answered = 0
         self._last_failure: BaseException | None = None
 
@@ -188,12 +193,12 @@ class FallbackTransport:
     @property
     def model(self) -> str | None:
         """The model of the transport that answered last (the primary before any answered)."""
-        return _name(self.transports[self._answered], "model")
+        return self._models[self._answered]
 
     @property
     def provider(self) -> str | None:
         """The provider of the transport that answered last (the primary before any answered)."""
-        return _name(self.transports[self._answered], "provider")
+        return self._providers[self._answered]
 
     def __repr__(self) -> str:
         inner = ", ".join(repr(t) for t in self.transports)
@@ -206,13 +211,15 @@ class FallbackTransport:
         if opened is None:
             return
         index, trial = opened.index, opened.trial
-        model = _name(self.transports[index], "model")
+        model = self._models[index]
         ended = False
         try:
             event = opened.first
             while True:
-                ended = ended or type(event) is IterationEnd
-                yield _named(event, model)
+                if type(event) is IterationEnd:
+                    ended = True
+                    event = _named(event, model)
+                yield event
                 event = await anext(opened.events)
         except StopAsyncIteration:
             self._ended(index, trial, ended)
@@ -262,7 +269,10 @@ class FallbackTransport:
     def _admit(self, index: int) -> bool | None:
         """Let a call through to transport ``index``: whether it is the half-open trial, None if
         the transport is held back."""
-        admitted = self.breaker.admit(self._health[index], self.clock.now())
+        health = self._health[index]
+        if health is _CLOSED:  # the healthy common case: no clock read, nothing to change
+            return False
+        admitted = self.breaker.admit(health, self.clock.now())
         if admitted is None:
             return None
         self._health[index] = admitted
@@ -272,6 +282,8 @@ class FallbackTransport:
         """Record a call to transport ``index`` that ended without failing: answered (its
         ``IterationEnd`` came) or cut short (no verdict on its health)."""
         health = self._health[index]
+        if health is _CLOSED:
+            return
         if answered:
             self._health[index] = self.breaker.succeeded(health)
         else:
