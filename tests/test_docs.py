@@ -61,6 +61,23 @@ def test_readme_typed_output_example_runs_as_written() -> None:
     assert _run(["-c", code.group(1)]).split() == ["Oslo", "717710", "2"]
 
 
+def test_readme_as_tool_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Agents as tools", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).splitlines()
+    assert out[0].startswith("[researcher]") and out[-1] == "About 718,000. 120"
+
+
+def test_readme_limits_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Limits", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    assert _run(["-c", code.group(1)]).split() == ["total_tokens", "1600", "1500"]
+
+
 def test_readme_fallback_example_runs_as_written() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Fallback models", 1)[1]

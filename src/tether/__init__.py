@@ -96,6 +96,7 @@ _LAZY = {
     "Trim": "budget",
     "Usage": "types",
     "report_progress": "tools.progress",
+    "report_usage": "tools.progress",
     "tool": "tools.decorator",
     "transport": "providers",
 }
@@ -170,6 +171,7 @@ if TYPE_CHECKING:
     from .tools.guards import Rewrite as Rewrite
     from .tools.guards import ToolCall as ToolCall
     from .tools.progress import report_progress as report_progress
+    from .tools.progress import report_usage as report_usage
     from .tools.selector import ToolSelector as ToolSelector
     from .tools.selector import ToolSource as ToolSource
     from .tools.tool import Tool as Tool
