@@ -18,7 +18,9 @@ from typing import Any
 
 from tether import Agent, Message, StreamEvent, TextBlock, ToolResultBlock, tool
 from tether.durable import DurableOptions, TemporalAgent, current_call
+from tether.errors import RateLimitError
 from tether.events import IterationEnd, TextDelta, ToolInputDelta, ToolUseStart
+from tether.transports import FallbackTransport
 from tether.types import StopReason, ToolSpec, Usage
 
 
@@ -44,6 +46,24 @@ class PlanModel:
         for start in range(0, len(answer), 16):  # streamed in pieces, as a provider would
             yield TextDelta(0, answer[start : start + 16])
         yield IterationEnd(0, StopReason.END_TURN, usage)
+
+
+class NamedPlanModel(PlanModel):
+    """``PlanModel`` that names its model, so a run says which model answered."""
+
+    model = "plan"
+
+
+class BusyModel:
+    """A provider that always answers 429, asking to be left alone for a minute."""
+
+    model = "busy"
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        raise RateLimitError("429 Too Many Requests", retryable=True, retry_after=60)
+        yield  # an async generator that fails on its first step
 
 
 def _results(message: Message) -> list[ToolResultBlock]:
@@ -122,6 +142,17 @@ guarded = TemporalAgent(
     Agent("You follow plans.", PlanModel(), tools=[send_wire, lookup]),
     name="guarded",
     approval={"send_wire"},
+    options=FAST,
+)
+
+
+falling_back = TemporalAgent(
+    Agent(
+        "You follow plans.",
+        FallbackTransport([BusyModel(), NamedPlanModel()]),
+        tools=[pay, lookup],
+    ),
+    name="falling_back",
     options=FAST,
 )
 

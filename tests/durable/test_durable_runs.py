@@ -115,6 +115,27 @@ async def test_the_recorded_history_replays_deterministically(
     assert result.replay_failure is None
 
 
+async def test_a_fallback_transport_answers_inside_the_model_activities(
+    client: Client, ledger: Path, request: pytest.FixtureRequest
+) -> None:
+    """The busy primary's 429 moves each model call to the next transport inside its activity
+    (the workflow sees one answer, no wall clock), the run says which model answered, and the
+    recorded history replays."""
+    queue = _queue(request)
+    async with da.falling_back.worker(client, queue):
+        run = await da.falling_back.start(client, TWO_ROUNDS, task_queue=queue)
+        events = [e async for e in run.events()]
+        answer = await run.answer()
+    assert answer == "done: paid 3 to ann | bob has an account | paid 5 to bob"
+    ends = [e for e in events if isinstance(e, IterationEnd)]
+    assert len(ends) == 3 and {e.model for e in ends} == {"plan"}
+    history = await client.get_workflow_handle(run.id).fetch_history()
+    replayed = await Replayer(workflows=[da.falling_back.workflow]).replay_workflow(
+        history, raise_on_replay_failure=False
+    )
+    assert replayed.replay_failure is None
+
+
 async def test_approval_waits_and_a_denial_reaches_the_model(
     client: Client, ledger: Path, request: pytest.FixtureRequest
 ) -> None:
