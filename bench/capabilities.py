@@ -38,17 +38,23 @@ class JsonLoopModel(sc.LoopModel):
 
 
 def agents(n: int) -> dict[str, Agent]:
+    """The plain agent, each capability alone, and all of them (time limit aside, then with)."""
     tools = [Tool("step", sc.step, schema=sc.INT_SCHEMA)]
     limits = Limits(tool_calls=10 * n, total_tokens=10**9, tool_calls_per_turn=8)
+    timed = Limits(tool_calls=10 * n, total_tokens=10**9, tool_calls_per_turn=8, seconds=600)
+
+    def agent(model: Any = None, **fields: Any) -> Agent:
+        transport = JsonLoopModel(n) if model is None else model
+        return Agent("You are a bench.", transport, tools=tools, max_iterations=n + 1, **fields)
+
     return {
-        "plain": Agent("You are a bench.", JsonLoopModel(n), tools=tools, max_iterations=n + 1),
-        "limits+output+fallback": Agent(
-            "You are a bench.",
-            FallbackTransport([JsonLoopModel(n)]),
-            tools=tools,
-            max_iterations=n + 1,
-            limits=limits,
-            output_type=str,
+        "plain": agent(),
+        "limits": agent(limits=limits),
+        "output_type": agent(output_type=str),
+        "fallback": agent(FallbackTransport([JsonLoopModel(n)])),
+        "all three": agent(FallbackTransport([JsonLoopModel(n)]), limits=limits, output_type=str),
+        "all three, seconds too": agent(
+            FallbackTransport([JsonLoopModel(n)]), limits=timed, output_type=str
         ),
     }
 
@@ -57,7 +63,7 @@ async def main(quick: bool) -> None:
     n = 10
     runs, reps = (20, 3) if quick else (300, 9)
     pair = agents(n)
-    assert await pair["limits+output+fallback"].run("go") == "done"
+    assert await pair["all three"].run("go") == "done"
     med = await interleaved(
         {name: (lambda a=agent: a.run("go")) for name, agent in pair.items()},
         runs,
