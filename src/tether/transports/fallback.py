@@ -213,6 +213,7 @@ class FallbackTransport:
         index, trial = opened.index, opened.trial
         model = self._models[index]
         ended = False
+        step = opened.events.__anext__
         try:
             event = opened.first
             while True:
@@ -220,7 +221,7 @@ class FallbackTransport:
                     ended = True
                     event = _named(event, model)
                 yield event
-                event = await anext(opened.events)
+                event = await step()
         except StopAsyncIteration:
             self._ended(index, trial, ended)
         except Exception as exc:
