@@ -9,6 +9,7 @@ TetherError
 ├── GuardrailError            an input or output guardrail denied the run
 ├── OutputValidationError     the answer is not the typed output asked for, after the repairs
 ├── LimitExceeded             the run passed one of its ``Limits`` (limit, value, maximum)
+├── RunPaused                 tool calls wait for a person's approval (``pending``)
 ├── ToolNotFoundError         the model called an unknown tool (``unknown_tool="raise"``)
 ├── ToolArgumentError         a tool's arguments failed validation (becomes an error result)
 ├── RunCancelled              a ``CancellationToken`` stopped the run
@@ -20,7 +21,11 @@ TetherError
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .events import PendingCall
 
 __all__ = [
     "AuthenticationError",
@@ -37,6 +42,7 @@ __all__ = [
     "RateLimitError",
     "RemoteError",
     "RunCancelled",
+    "RunPaused",
     "ServerError",
     "StoreDamagedError",
     "StoreUnavailableError",
@@ -200,3 +206,19 @@ class LimitExceeded(TetherError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.limit, self.value, self.maximum))
+
+
+class RunPaused(TetherError):
+    """The run stopped because tool calls wait for a person (``Agent(approval=...)``):
+    ``pending`` holds them (``PendingCall``s). They stay unanswered in the stored session until
+    ``agent.resume(context, approve=[...], deny={...})`` decides them, in any process."""
+
+    def __init__(self, pending: Sequence[PendingCall]) -> None:
+        self.pending: tuple[PendingCall, ...] = tuple(pending)
+        calls = ", ".join(f"{call.name} ({call.id})" for call in self.pending)
+        super().__init__(
+            f"the run paused: {len(self.pending)} tool call(s) wait for approval: {calls}"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.pending,))

@@ -18,6 +18,7 @@ from .events import (
     Error,
     IterationEnd,
     IterationStart,
+    PendingCall,
     ReasoningDelta,
     Retrying,
     SessionEndEvent,
@@ -57,6 +58,8 @@ __all__ = [
     "message_from_json",
     "message_to_dict",
     "message_to_json",
+    "pending_from_dict",
+    "pending_to_dict",
 ]
 
 # -- blocks and messages ---------------------------------------------------------------------
@@ -215,6 +218,7 @@ _OTHER_ERRORS: tuple[type[errors.TetherError], ...] = (
     errors.StoreUnavailableError,
     errors.LimitExceeded,
     errors.OutputValidationError,
+    errors.RunPaused,
 )
 _ERROR_TYPES: dict[str, type[errors.TetherError]] = {
     cls.__name__: cls for cls in (*_TRANSPORT_ERRORS, *_OTHER_ERRORS)
@@ -240,6 +244,8 @@ def exception_to_dict(exc: BaseException) -> dict[str, Any]:
     ):
         if hasattr(exc, attr):
             d[attr] = getattr(exc, attr)
+    if isinstance(exc, errors.RunPaused):
+        d["pending"] = [pending_to_dict(call) for call in exc.pending]
     return d
 
 
@@ -269,7 +275,22 @@ def exception_from_dict(d: Mapping[str, Any]) -> BaseException:
         return errors.LimitExceeded(d["limit"], d["value"], d["maximum"])
     if cls is errors.OutputValidationError:
         return errors.OutputValidationError(message, text=d.get("text", ""), errors=[])
+    if cls is errors.RunPaused:
+        return errors.RunPaused([pending_from_dict(p) for p in d.get("pending", ())])
     return cls(message)
+
+
+# -- calls waiting for approval --------------------------------------------------------------
+
+
+def pending_to_dict(call: PendingCall) -> dict[str, Any]:
+    """A call that waits for approval as JSON data."""
+    return {"id": call.id, "name": call.name, "input": dict(call.input)}
+
+
+def pending_from_dict(d: Mapping[str, Any]) -> PendingCall:
+    """Read back what ``pending_to_dict`` wrote."""
+    return PendingCall(d["id"], d["name"], d.get("input", {}))
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -306,6 +327,8 @@ def _encode(name: str, value: Any) -> Any:
         return [message_to_dict(m) for m in value]
     if name == "input":
         return dict(value)
+    if name == "pending":
+        return [pending_to_dict(call) for call in value]
     return value
 
 
@@ -322,6 +345,8 @@ def _decode(name: str, value: Any) -> Any:
         return _content_from_json(value)
     if name == "messages":
         return tuple(message_from_dict(m) for m in value)
+    if name == "pending":
+        return tuple(pending_from_dict(p) for p in value)
     return value
 
 

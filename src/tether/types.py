@@ -26,6 +26,7 @@ class StopReason(StrEnum):
     CANCELLED = "cancelled"
     ERROR = "error"
     UNKNOWN = "unknown"
+    PAUSED = "paused"  # a run only: calls wait for a person's approval (``Agent(approval=)``)
 
     # axio's spellings. Type checkers see each alias as the member itself, the runtime as an alias.
     if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class StopReason(StrEnum):
         cancelled: ClassVar[Literal[StopReason.CANCELLED]]
         error: ClassVar[Literal[StopReason.ERROR]]
         unknown: ClassVar[Literal[StopReason.UNKNOWN]]
+        paused: ClassVar[Literal[StopReason.PAUSED]]
     else:
         end_turn = END_TURN
         tool_use = TOOL_USE
@@ -48,6 +50,7 @@ class StopReason(StrEnum):
         cancelled = CANCELLED
         error = ERROR
         unknown = UNKNOWN
+        paused = PAUSED
 
 
 @dataclass(frozen=True, slots=True)
