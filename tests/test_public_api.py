@@ -254,6 +254,7 @@ LAYERS: dict[str, set[str]] = {
         "early",
         "output",
         "limits",
+        "approval",
         "loop",
         "stream",
         "delegation",

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from .approval import Decisions
 from .blocking import run_blocking
 from .config import AgentConfig
 from .context import ContextStore, MemoryContextStore
 from .delegation import agent_tool
 from .dispatch import dispatcher_for, run_calls, tools_by_name
+from .errors import RunPaused
 from .events import StreamEvent
 from .loop import RunState, UserInput, run_loop
 from .messages import ToolResultBlock, ToolUseBlock
@@ -18,6 +20,7 @@ from .output import asking_for, spec_for
 from .results import interrupted_result
 from .stream import AgentStream, observed
 from .tools.selector import read_tools
+from .types import StopReason
 
 if TYPE_CHECKING:
     from .control import CancellationToken, Steering
@@ -26,14 +29,21 @@ if TYPE_CHECKING:
 __all__ = ["Agent"]
 
 T = TypeVar("T")
+_PAUSED = StopReason.PAUSED
+
+
+def _paused(state: RunState) -> RunPaused:
+    """The error ``run`` raises for a run that paused for approval."""
+    assert state.end is not None
+    return RunPaused(state.end.pending)
 
 
 @dataclass(slots=True)
 class Agent(AgentConfig):
     """A model, its tools and the rules of the loop that joins them (fields: ``AgentConfig``).
 
-    ``run_stream`` gives a run's events, ``run`` its answer; ``dispatch_tools`` runs tool calls
-    the way the loop does.
+    ``run_stream`` gives a run's events, ``run`` its answer; ``resume`` goes on from a run that
+    paused for approval; ``dispatch_tools`` runs tool calls the way the loop does.
     """
 
     def _start(
@@ -43,15 +53,16 @@ class Agent(AgentConfig):
         cancel: CancellationToken | None,
         steering: Steering | None,
         output: Any = None,
+        decisions: Decisions | None = None,
     ) -> tuple[AsyncGenerator[StreamEvent, None], RunState]:
         state = RunState(context if context is not None else MemoryContextStore())
         wanted = self.output_type if output is None else output
         if wanted is None:
-            events = run_loop(self, user_message, state, cancel, steering)
+            events = run_loop(self, user_message, state, cancel, steering, None, decisions)
         else:
             spec = spec_for(wanted)
             config = asking_for(self, spec)
-            events = run_loop(config, user_message, state, cancel, steering, spec)
+            events = run_loop(config, user_message, state, cancel, steering, spec, decisions)
         if self.on_event is not None:
             events = observed(events, self.on_event)
         return events, state
@@ -105,14 +116,65 @@ class Agent(AgentConfig):
     ) -> Any:
         """Run to the end and return the final answer: its text, or for a typed run (``output``,
         else the agent's ``output_type``) the validated value. Raises the error that ended the
-        run (``OutputValidationError`` for an answer that stayed invalid)."""
+        run (``OutputValidationError`` for an answer that stayed invalid), or ``RunPaused`` when
+        calls wait for approval (``approval``)."""
         events, state = self._start(user_message, context, cancel, steering, output)
         async for _ in events:  # the same run as run_stream, without the stream object
             pass
-        if state.error is not None:
+        if state.error is not None:  # as _answer, inline: every run would pay the call
             raise state.error
+        if state.stop_reason is _PAUSED:
+            raise _paused(state)
         typed = output is not None or self.output_type is not None
         return state.output if typed else state.final_text
+
+    def _answer(self, state: RunState, output: Any) -> Any:
+        """A finished run's answer, or the error that ended it (``RunPaused`` if it paused)."""
+        if state.error is not None:
+            raise state.error
+        if state.stop_reason is _PAUSED:
+            raise _paused(state)
+        typed = output is not None or self.output_type is not None
+        return state.output if typed else state.final_text
+
+    def resume_stream(
+        self,
+        context: ContextStore,
+        approve: Iterable[str] = (),
+        deny: Mapping[str, str] | None = None,
+        *,
+        cancel: CancellationToken | None = None,
+        steering: Steering | None = None,
+        output: Any = None,
+    ) -> AgentStream:
+        """``resume`` as a stream: the events of the decided calls (once they ran), then the
+        run's."""
+        decisions = Decisions.of(approve, deny)
+        events, state = self._start(None, context, cancel, steering, output, decisions)
+        return AgentStream(events, state)
+
+    async def resume(
+        self,
+        context: ContextStore,
+        approve: Iterable[str] = (),
+        deny: Mapping[str, str] | None = None,
+        *,
+        cancel: CancellationToken | None = None,
+        steering: Steering | None = None,
+        output: Any = None,
+    ) -> Any:
+        """Go on from a run that paused for approval, in this process or any other with the same
+        store: the calls ids in ``approve`` run with the arguments stored with the model's reply,
+        those in ``deny`` get ``"Tool call denied: <reason>"``; then the run goes on as ``run``
+        does and returns the same. Only calls pending in the stored session can be decided, each
+        once (else ``ValueError``, nothing stored); a pending call neither approved nor denied
+        keeps waiting (``RunPaused`` again, at once). Of two resumes at once, one gets the
+        store's ``ConflictError`` before any call runs."""
+        decisions = Decisions.of(approve, deny)
+        events, state = self._start(None, context, cancel, steering, output, decisions)
+        async for _ in events:
+            pass
+        return self._answer(state, output)
 
     def run_sync(
         self,

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeAlias
 
+from .approval import Approval, check_approval
 from .clock import SYSTEM_CLOCK, Clock
 from .events import StreamEvent
 from .messages import Message
@@ -68,6 +69,10 @@ class AgentConfig:
       times, then ``OutputValidationError``. ``run(..., output=T)`` sets it for one run.
     - ``limits``: the run's budget (``Limits``: tool calls, tokens, cost, seconds); past one the
       run ends with ``LimitExceeded``.
+    - ``approval``: the calls that wait for a person: a set of tool names, or a predicate
+      ``(name, input) -> bool`` (True: wait). A reply that asks for one is stored, its other calls
+      run, and the run ends ``StopReason.PAUSED`` (``run`` raises ``RunPaused``) with those calls
+      pending in the stored session until ``Agent.resume`` decides them, in any process.
     """
 
     system: str
@@ -95,6 +100,7 @@ class AgentConfig:
     output_type: Any = None
     output_retries: int = 2
     limits: Limits | None = None
+    approval: Approval | None = None
 
     def __post_init__(self) -> None:
         if self.max_iterations < 1:
@@ -116,8 +122,18 @@ class AgentConfig:
                 "start_tools_early cannot be used with output_guardrails: a call would start "
                 "before the guardrails could refuse the answer that makes it"
             )
+        if self.approval is not None:
+            self._check_approval()
         self.middleware = tuple(self.middleware)
         check_middleware(self.middleware)
+
+    def _check_approval(self) -> None:
+        check_approval(self.approval)
+        if self.start_tools_early:
+            raise ValueError(
+                "start_tools_early cannot be used with approval: a call would start before it "
+                "could be held for a person"
+            )
 
     def copy(self, **overrides: Any) -> Self:
         """A new agent with some fields replaced; the rest (transport, tools list) are shared."""

@@ -14,26 +14,23 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from .approval import Decisions, Reopening, decision_message, hold, read_stored, reopening
 from .config import AgentConfig
 from .context import ContextStore
 from .control import LinkedToken
-from .dispatch import ToolDispatcher, dispatcher_for, finished, started, tools_by_name
+from .dispatch import ToolDispatcher, dispatcher_for, finished, run_calls, started
 from .early import CallStart, call_start
-from .errors import (
-    MaxIterationsError,
-    ModelStopError,
-    OutputValidationError,
-    RunCancelled,
-    ToolNotFoundError,
-)
+from .errors import MaxIterationsError, OutputValidationError, RunCancelled, ToolNotFoundError
 from .events import (
     ContextTrimmed,
     Error,
     IterationEnd,
     IterationStart,
+    PendingCall,
     SessionEndEvent,
     SteeringInjected,
     StreamEvent,
+    session_end,
 )
 from .interrupt import survive
 from .limits import RunBudget
@@ -51,11 +48,17 @@ from .output import DONE, OutputCheck, OutputSpec
 from .reply import ReplyBuilder, ReplyRequest, stream_reply
 from .results import interrupted_result, not_run_result
 from .steps import (
+    ANSWERS,
+    DISPATCHABLE,
     check_guardrail,
+    dispatched,
+    failure_stop,
+    message_of,
     model_view,
+    offer,
+    ran,
     stop_error,
     unanswered,
-    unanswered_at_end,
 )
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
@@ -70,12 +73,6 @@ if TYPE_CHECKING:
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
 
 UserInput: TypeAlias = str | Message | Sequence[ContentBlock] | None
-
-_DISPATCHABLE = frozenset((StopReason.TOOL_USE, StopReason.END_TURN, StopReason.PAUSE_TURN))
-_ANSWERS = frozenset(
-    (StopReason.END_TURN, StopReason.TOOL_USE, StopReason.REFUSAL, StopReason.UNKNOWN)
-)
-_KEPT_STOPS = frozenset((StopReason.MAX_TOKENS, StopReason.CONTEXT_WINDOW_EXCEEDED))
 
 
 @dataclass(slots=True)
@@ -106,7 +103,10 @@ class Run:
         "budget",
         "cancel",
         "cut_short",
+        "decided",
+        "decisions",
         "finished",
+        "held",
         "history",
         "listings",
         "middleware",
@@ -128,6 +128,7 @@ class Run:
         steering: Steering | None = None,
         middleware: Sequence[Middleware] | None = None,
         output: OutputSpec[Any] | None = None,
+        decisions: Decisions | None = None,
     ) -> None:
         self.agent = agent
         self.output = None if output is None else OutputCheck(output)
@@ -148,6 +149,9 @@ class Run:
         self.model_chain: ModelHandler | None = (
             model_chain(self.middleware, call_transport) if self.middleware else None
         )
+        self.decisions = decisions  # a resume's: the person's word on the pending calls
+        self.held: tuple[PendingCall, ...] = ()  # the calls the run ends waiting for
+        self.decided: tuple[StreamEvent, ...] = ()  # a resume's events for the calls it decided
 
     # -- open and close ---------------------------------------------------------------------------
 
@@ -159,24 +163,67 @@ class Run:
         return RunBudget(limits)
 
     async def open(self, user_message: UserInput) -> None:
-        """Read the history (answering calls an interrupted run left open) and add the message."""
+        """Read the history (what its last reply left open: ``_reopen``); add the message."""
         if self.budget is not None:
             self.budget.start(self.cancel)
         history = await self.store.get_history()
-        dangling = unanswered_at_end(history)
-        if dangling:
-            results = Message("user", tuple(interrupted_result(b) for b in dangling))
-            await self.store.append(results)
-            history.append(results)
+        opened = None
+        if history:
+            opened, history = read_stored(history)
         limit = self.agent.max_tool_result_chars
         if limit is not None:
             history = [model_view(m, limit) for m in history]
         self.history = history
-        if user_message is not None:
+        if opened is not None or self.decisions is not None:
+            await self._reopen(reopening(opened, self.decisions), user_message)
+        elif user_message is not None:
             first = (
                 user_message if isinstance(user_message, Message) else Message("user", user_message)
             )
             await self._append(first)
+
+    async def _reopen(self, plan: Reopening, user_message: UserInput) -> None:
+        """The last reply has open calls, or this run resumes: decisions checked (else
+        ``ValueError``, nothing stored), calls a stopped run left open answered as interrupted,
+        decisions stored; calls still waiting end the run paused at once (no message added)."""
+        if plan.dangling:
+            await self._store_results([interrupted_result(b) for b in plan.dangling])
+        if plan.approved or plan.denied:
+            await self._decide(plan)
+        if plan.waiting:
+            self.held, self.finished, self.answer = plan.waiting, True, StopReason.PAUSED
+        elif user_message is not None:
+            await self._append(message_of(user_message))
+
+    async def _decide(self, plan: Reopening) -> None:
+        """Store the decisions in one append (refused with ``ConflictError`` if another writer,
+        a second resume say, wrote first), then run the approved calls as stored."""
+        await self.store.append(decision_message(plan.approved, plan.denials))
+        if plan.denials:
+            shown, limit = Message("user", plan.denials), self.agent.max_tool_result_chars
+            self.history.append(shown if limit is None else model_view(shown, limit))
+        self.decided += tuple(map(finished, plan.denied, plan.denials))
+        if not plan.approved:
+            return
+        calls = plan.approved
+        dispatcher = self._dispatcher(offer(await read_tools(self.agent.tools))[0], 0)
+        results: list[ToolResultBlock | None] = [None] * len(calls)
+        try:
+            await run_calls(dispatcher, calls, self.agent.execution == "parallel", results)
+        except BaseException:  # every approved call gets a result: it never runs again
+            await self._store_interrupted(calls, results)
+            raise
+        await self._store_dispatched(dispatcher, results)
+        self.decided += ran(calls, results)
+
+    async def resumed(self) -> AsyncGenerator[StreamEvent, None]:
+        """A resume as events: those of the calls it decided (once they ran), then ``events``."""
+        async with aclosing(self.events(None)) as events:
+            async for event in events:
+                for earlier in self.decided:
+                    yield earlier
+                self.decided = ()
+                yield event
 
     def close(self, error: BaseException | None) -> list[StreamEvent]:
         """End the run: record how, and give its last events (``Error`` if failed, then the end)."""
@@ -184,9 +231,9 @@ class Run:
         if self.budget is not None:
             self.budget.stop()
             error = None if error is None else self.budget.instead_of(error)
-        stop = self.answer if error is None else _failure_stop(error)
+        stop = self.answer if error is None else failure_stop(error)
         state.stop_reason, state.error, state.done = stop, error, True
-        end = state.end = SessionEndEvent(stop, state.usage, error, state.iterations)
+        end = state.end = session_end(stop, state.usage, error, state.iterations, self.held)
         return [end] if error is None else [Error(error), end]
 
     def _fail(self, error: BaseException) -> list[StreamEvent] | None:
@@ -236,7 +283,7 @@ class Run:
                 except BaseException:  # closed before dispatch began: stored calls need results
                     await self._interrupt_reply(calls)
                     raise
-                if not _dispatched(calls, end.stop_reason):
+                if not dispatched(calls, end.stop_reason):
                     if calls:
                         for event in await self._skip(calls, end.stop_reason):
                             yield event
@@ -326,7 +373,7 @@ class Run:
         for guardrail in self.agent.input_guardrails:
             await check_guardrail(guardrail, sent, "input")
         trimmed = None if trim is None else ContextTrimmed(trim.removed, len(sent))
-        table, specs = _offer(tools)
+        table, specs = offer(tools)
         return table, specs, sent, trimmed
 
     async def _offered_tools(self) -> list[Tool]:
@@ -397,6 +444,10 @@ class Run:
         if message is not None:
             for guardrail in self.agent.output_guardrails:
                 await check_guardrail(guardrail, message, "output")
+            if self.agent.approval is not None and calls and end.stop_reason in DISPATCHABLE:
+                message, calls, held = hold(self.agent.approval, message, calls)
+                if held:  # the run ends paused after this iteration
+                    self.held, self.finished, self.answer = held, True, StopReason.PAUSED
             await self.store.append(message)
             self.history.append(message)
         state.final_text = reply.text()
@@ -435,12 +486,14 @@ class Run:
         run's answer (for any other run it is already done: no coroutine per run)."""
         if self.budget is not None:
             self.budget.check()
+        if self.held:  # the reply's other calls, if any, ran: the run ends paused
+            return DONE
         if skipped and reason is StopReason.MAX_TOKENS and not self.cut_short:
             self.cut_short = True  # the model may go on from the results, once
             return DONE
         if not skipped and reason is StopReason.PAUSE_TURN:
             return DONE
-        if reason not in _ANSWERS:
+        if reason not in ANSWERS:
             raise stop_error(reason, self.state.final_text)
         self.answer = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
         self.finished = True
@@ -490,7 +543,7 @@ class Run:
             await self._store_interrupted(calls, [ran.get(b.id) for b in calls])
 
     async def _store_interrupted(
-        self, calls: list[ToolUseBlock], results: list[ToolResultBlock | None]
+        self, calls: Sequence[ToolUseBlock], results: list[ToolResultBlock | None]
     ) -> None:
         """On the way out of a failed or closed run: store a result for every call, finished
         ones as they are and the rest as interrupted, even if cancelled again meanwhile."""
@@ -508,33 +561,6 @@ class Run:
         await survive(store())
 
 
-def _offer(tools: list[Tool]) -> tuple[dict[str, Tool], list[ToolSpec]]:
-    """The tools by name (two with one name are an error) and as sent to the model; a plain
-    loop, as a comprehension costs a call of its own."""
-    table: dict[str, Tool] = {}
-    specs: list[ToolSpec] = []
-    for tool in tools:
-        table[tool.name] = tool
-        specs.append(tool.spec)
-    if len(table) != len(tools):
-        tools_by_name(tools)  # raises, naming the tools that share a name
-    return table, specs
-
-
-def _dispatched(calls: list[ToolUseBlock], reason: StopReason) -> bool:
-    """Whether a reply's calls go to dispatch: it has some, and stopped where they are complete."""
-    return bool(calls) and reason in _DISPATCHABLE
-
-
-def _failure_stop(error: BaseException) -> StopReason:
-    """The stop reason a run ended by ``error`` reports."""
-    if isinstance(error, RunCancelled):
-        return StopReason.CANCELLED
-    if isinstance(error, ModelStopError) and error.stop_reason in _KEPT_STOPS:
-        return StopReason(error.stop_reason)
-    return StopReason.ERROR
-
-
 def run_loop(
     agent: AgentConfig,
     user_message: UserInput,
@@ -542,22 +568,23 @@ def run_loop(
     cancel: CancellationToken | None,
     steering: Steering | None,
     output: OutputSpec[Any] | None = None,
+    decisions: Decisions | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
     """The run, as events, through the middleware that wraps runs (the agent's, and tracing when
     OpenTelemetry is set up). Ends with ``SessionEndEvent`` (or raises, per the agent's
-    policies); a typed run (``output``) keeps its value in ``state.output``."""
+    policies); a typed run (``output``) keeps its value in ``state.output``. ``decisions``
+    makes it a resume of a paused session (``user_message`` None)."""
     middleware = with_ambient(agent.middleware)
-    run = Run(agent, state, cancel, steering, middleware, output)
+    run = Run(agent, state, cancel, steering, middleware, output, decisions)
     if not middleware:
-        return run.events(user_message)
+        return run.events(user_message) if decisions is None else run.resumed()
     run.request = RunRequest(agent, state.context, user_message)
 
     def innermost(request: RunRequest) -> AsyncGenerator[StreamEvent, None]:
         run.request = request
-        return run.events(request.user_message)
+        return run.events(request.user_message) if decisions is None else run.resumed()
 
     chain = run_chain(middleware, innermost)
     if chain is None:
-        return run.events(user_message)
+        return run.events(user_message) if decisions is None else run.resumed()
     return as_generator(chain(run.request))
-

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from .config import EventCallback
 from .context import ContextStore
-from .errors import StreamError
+from .errors import RunPaused, StreamError
 from .events import Error, IterationEnd, SessionEndEvent, StreamEvent, TextDelta
 from .loop import RunState
 from .types import ZERO_USAGE, StopReason, Usage
@@ -146,7 +146,8 @@ class AgentStream:
 
     async def get_final_text(self) -> str:
         """Consume the rest of the run; return the final answer or raise the error that ended it
-        (``StreamError`` from it, for a stream made from events alone)."""
+        (``StreamError`` from it, for a stream made from events alone; ``RunPaused`` for a run
+        that paused for approval)."""
         state = self._state
         if isinstance(state, _Seen):
             await self._read_events(state)
@@ -155,6 +156,8 @@ class AgentStream:
             pass
         if state.error is not None:
             raise state.error
+        if state.stop_reason is StopReason.PAUSED and state.end is not None:
+            raise RunPaused(state.end.pending)
         return state.final_text
 
     async def get_output(self) -> Any:
