@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from tether import Agent, SessionEndEvent, ToolDispatch, ToolResult, tool
-from tether.approval import RECORD, pending
+from tether.approval import RECORD, decision_message, pending
 from tether.context import MemoryContextStore
 from tether.errors import ConflictError, RunPaused
 from tether.events import IterationStart, PendingCall
@@ -27,7 +27,7 @@ from tether.jsonforms import (
     message_from_json,
     message_to_json,
 )
-from tether.messages import Message, ReasoningBlock, TextBlock, ToolResultBlock
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from tether.stores import SQLiteStore
 from tether.testing import Call, Hold, Reply, ScriptedTransport
 from tether.types import StopReason, Usage
@@ -579,6 +579,15 @@ async def test_the_pause_survives_the_store_being_opened_again(tmp_path: Any) ->
         assert await fresh.resume(context, approve=["d1"]) == "Done."
         assert ran == [("delete", {"path": "a.txt"})]
         valid_for_a_model(model.requests[0].messages)
+
+
+def test_two_resumes_never_store_the_same_decision() -> None:
+    # A store may take an identical append at a stale position for its own retry (Redis does):
+    # each resume's decision record carries a token of its own, so the second one conflicts.
+    call = ToolUseBlock("d1", "delete", {"path": "a"})
+    denial = ToolResultBlock("d2", "Tool call denied: no", True)
+    assert decision_message([call], [denial]) != decision_message([call], [denial])
+    assert decision_message([], [denial]) != decision_message([], [denial])
 
 
 def test_records_are_tether_reasoning_no_wire_format_sends() -> None:

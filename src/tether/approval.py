@@ -3,8 +3,8 @@ says so, so that any process (and any store) can tell.
 
 A run whose reply asks for a call ``Agent(approval=...)`` names stores that reply with a *pause
 record* naming the held calls, and leaves them unanswered. ``resume`` stores a *decision record*
-(the denied calls' results, and the ids it approved) before an approved call runs: one
-conflict-checked append, so of two resumes at once only one runs a call. A record is a
+(the denied calls' results, the ids it approved and a token of its own) before an approved call
+runs: one conflict-checked append, so of two resumes at once only one runs a call. A record is a
 ``ReasoningBlock`` whose provider is ``RECORD`` and whose id says which record it is, the last
 block of its message: every store keeps it as it keeps reasoning (``tether.jsonforms``), no wire
 format sends another provider's reasoning, and the loop leaves records out of what the model
@@ -16,6 +16,7 @@ it (``open_calls``).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -46,7 +47,7 @@ Approval: TypeAlias = Collection[str] | Callable[[str, Mapping[str, Any]], bool]
 
 RECORD = "tether.approval"  # the provider of a record's ReasoningBlock
 _PAUSE = "pause"  # the record of a reply whose calls it names wait for a person
-_APPROVED = "approved"  # the record of a resume: the calls it names were approved
+_APPROVED = "decided"  # the record of a resume: the calls it names were approved
 
 
 def check_approval(approval: object) -> None:
@@ -79,8 +80,9 @@ def pending_call(call: ToolUseBlock) -> PendingCall:
     return PendingCall(call.id, call.name, call.input)
 
 
-def _record(kind: str, ids: Iterable[str]) -> ReasoningBlock:
-    return ReasoningBlock("", json.dumps(list(ids)), id=kind, provider=RECORD)
+def _record(kind: str, ids: Iterable[str], **more: str) -> ReasoningBlock:
+    """A record naming the calls ``ids`` (its payload, JSON, in the block's signature)."""
+    return ReasoningBlock("", json.dumps({"calls": list(ids), **more}), id=kind, provider=RECORD)
 
 
 def _record_of(message: Message) -> ReasoningBlock | None:
@@ -94,9 +96,10 @@ def _record_of(message: Message) -> ReasoningBlock | None:
 
 
 def _ids(record: ReasoningBlock) -> set[str]:
+    """The calls a record names (none, for one this tether cannot read)."""
     try:
-        ids = json.loads(record.signature or "[]")
-    except ValueError:
+        ids = json.loads(record.signature or "{}").get("calls", [])
+    except (ValueError, AttributeError):
         return set()
     return {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
 
@@ -272,11 +275,12 @@ def _not_pending(id: str, opened: OpenCalls | None) -> str:
 def decision_message(
     approved: Sequence[ToolUseBlock], denials: Sequence[ToolResultBlock]
 ) -> Message:
-    """What a resume stores before any approved call runs: the denied calls' results and (when
-    some were approved) the record that names the approved calls."""
-    if not approved:
-        return Message("user", tuple(denials))
-    return Message("user", (*denials, _record(_APPROVED, [call.id for call in approved])))
+    """What a resume stores before any approved call runs: the denied calls' results and the
+    record naming the approved calls, marked with a token of this resume's own: another
+    resume's decisions never read as the same append (a store may take an identical append at
+    a stale position for a retry of its own)."""
+    token = os.urandom(8).hex()
+    return Message("user", (*denials, _record(_APPROVED, [c.id for c in approved], resume=token)))
 
 
 @dataclass(frozen=True, slots=True)
