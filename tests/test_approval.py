@@ -28,6 +28,7 @@ from tether.jsonforms import (
     message_to_json,
 )
 from tether.messages import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from tether.middleware import Middleware, RunHandler, RunRequest, ToolHandler, ToolRequest
 from tether.stores import SQLiteStore
 from tether.testing import Call, Hold, Reply, ScriptedTransport
 from tether.types import StopReason, Usage
@@ -311,6 +312,31 @@ async def test_resume_streams_the_decided_calls_then_the_run() -> None:
     assert await stream.get_final_text() == "All done."
 
 
+async def test_middleware_wraps_a_resume_and_its_approved_calls() -> None:
+    class Seen(Middleware):
+        def __init__(self) -> None:
+            self.tools: list[tuple[str, int]] = []
+            self.events: list[str] = []
+
+        async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> Any:
+            self.tools.append((call.id, call.iteration))
+            return await call_next(call)
+
+        async def wrap_run(self, run: RunRequest, call_next: RunHandler) -> Any:
+            async for event in call_next(run):
+                self.events.append(type(event).__name__)
+                yield event
+
+    seen = Seen()
+    bot, _, context = await paused_session(middleware=[seen])
+    assert seen.tools == [("l1", 1)]
+    seen.events.clear()
+    assert await bot.resume(context, approve=["d1"]) == "All done."
+    assert seen.tools[1:] == [("d1", 0)]  # before the resumed run's first iteration
+    assert seen.events[:3] == ["ToolDispatch", "ToolResult", "IterationStart"]
+    assert seen.events[-1] == "SessionEndEvent"
+
+
 async def test_a_denial_shows_as_the_calls_result_event() -> None:
     bot, _, context = await paused_session()
     events = [e async for e in bot.resume_stream(context, deny={"d1": "no"})]
@@ -516,6 +542,23 @@ async def test_a_resume_cancelled_while_the_approved_call_runs_answers_it_interr
         await bot.resume(context, approve=["d1"])
     assert await bot.run(None, context) == "Over."
     valid_for_a_model(model.requests[1].messages)
+
+
+async def test_a_call_approved_by_a_resume_that_died_never_runs_again() -> None:
+    _, _, context = await paused_session()
+    history = await context.get_history()
+    call = history[1].tool_uses[0]
+    # The resume stored its decision, then its process died before the call's result landed.
+    crashed = MemoryContextStore([*history, decision_message([call], [])])
+    assert pending(await crashed.get_history()) == ()
+    fresh, model = make(Reply("Carry on."))
+    ran.clear()
+    with pytest.raises(ValueError, match="already approved"):
+        await fresh.resume(crashed, approve=["d1"])
+    assert await fresh.run(None, crashed) == "Carry on."  # the next run answers it
+    assert ran == []
+    assert "interrupted" in results_of(await crashed.get_history())["d1"].text
+    valid_for_a_model(model.requests[0].messages)
 
 
 # -- two resumes at once ------------------------------------------------------------------------
