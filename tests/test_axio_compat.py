@@ -59,6 +59,7 @@ AXIO_NAMES = {
     "cancelled": StopReason.CANCELLED,
     "error": StopReason.ERROR,
     "unknown": StopReason.UNKNOWN,
+    "paused": StopReason.PAUSED,
 }
 
 # --------------------------------------------------------------------------------------------

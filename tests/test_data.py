@@ -117,6 +117,7 @@ def test_stop_reasons_are_the_documented_words() -> None:
         "cancelled",
         "error",
         "unknown",
+        "paused",
     }
 
 

@@ -78,6 +78,15 @@ def test_readme_limits_example_runs_as_written() -> None:
     assert _run(["-c", code.group(1)]).split() == ["total_tokens", "1600", "1500"]
 
 
+def test_readme_approval_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Approval", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).splitlines()
+    assert out == ["[('d1', 'delete', {'path': 'old.txt'})]", "Deleted old.txt; a.txt stays."]
+
+
 def test_readme_fallback_example_runs_as_written() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Fallback models", 1)[1]

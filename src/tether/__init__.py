@@ -57,11 +57,13 @@ _LAZY = {
     "ModelRequest": "middleware",
     "ModelStopError": "errors",
     "OutputValidationError": "errors",
+    "PendingCall": "events",
     "PermissionGuard": "tools.guards",
     "ReasoningBlock": "messages",
     "ReasoningDelta": "events",
     "RetryPolicy": "transports.retry",
     "Retrying": "events",
+    "RunPaused": "errors",
     "Rewrite": "tools.guards",
     "RunCancelled": "errors",
     "RunRequest": "middleware",
@@ -118,6 +120,7 @@ if TYPE_CHECKING:
     from .errors import ModelStopError as ModelStopError
     from .errors import OutputValidationError as OutputValidationError
     from .errors import RunCancelled as RunCancelled
+    from .errors import RunPaused as RunPaused
     from .errors import StreamContractError as StreamContractError
     from .errors import StreamError as StreamError
     from .errors import TetherError as TetherError
@@ -128,6 +131,7 @@ if TYPE_CHECKING:
     from .events import Error as Error
     from .events import IterationEnd as IterationEnd
     from .events import IterationStart as IterationStart
+    from .events import PendingCall as PendingCall
     from .events import ReasoningDelta as ReasoningDelta
     from .events import Retrying as Retrying
     from .events import SessionEndEvent as SessionEndEvent
