@@ -254,6 +254,8 @@ LAYERS: dict[str, set[str]] = {
         "early",
         "output",
         "limits",
+        "runstate",
+        "handoff",
         "approval",
         "loop",
         "stream",

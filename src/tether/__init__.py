@@ -41,6 +41,7 @@ _LAZY = {
     "Guard": "tools.guards",
     "GuardDecision": "tools.decisions",
     "GuardrailError": "errors",
+    "Handoff": "events",
     "ImageBlock": "messages",
     "IterationEnd": "events",
     "IterationStart": "events",
@@ -129,6 +130,7 @@ if TYPE_CHECKING:
     from .errors import TransportError as TransportError
     from .events import ContextTrimmed as ContextTrimmed
     from .events import Error as Error
+    from .events import Handoff as Handoff
     from .events import IterationEnd as IterationEnd
     from .events import IterationStart as IterationStart
     from .events import PendingCall as PendingCall

@@ -115,7 +115,7 @@ def hold(
     if not held:
         return message, calls, ()
     ids = [call.id for call in held]
-    marked = Message(message.role, (*message.content, _record(_PAUSE, ids)))
+    marked = Message(message.role, (*message.content, _record(_PAUSE, ids)), message.name)
     waiting = set(ids)
     now = [call for call in calls if call.id not in waiting]
     return marked, now, tuple(pending_call(call) for call in held)
@@ -203,7 +203,7 @@ def _without_record(message: Message) -> Message | None:
     if _record_of(message) is None:
         return message
     rest = message.content[:-1]
-    return Message(message.role, rest) if rest else None
+    return Message(message.role, rest, message.name) if rest else None
 
 
 @dataclass(frozen=True, slots=True)

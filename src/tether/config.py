@@ -67,6 +67,8 @@ class AgentConfig:
     - ``output_type``: the answer is JSON validated as this type (any type pydantic reads), and
       ``run`` returns the value; an invalid answer goes back to the model ``output_retries``
       times, then ``OutputValidationError``. ``run(..., output=T)`` sets it for one run.
+    - ``handoffs``: agents the model may hand the rest of the run to (``transfer_to_{name}``
+      tools); the run goes on as that agent, on the same context.
     - ``limits``: the run's budget (``Limits``: tool calls, tokens, cost, seconds); past one the
       run ends with ``LimitExceeded``.
     - ``approval``: the calls that wait for a person: a set of tool names, or a predicate
@@ -100,6 +102,7 @@ class AgentConfig:
     output_type: Any = None
     output_retries: int = 2
     limits: Limits | None = None
+    handoffs: Sequence[AgentConfig] = ()
     approval: Approval | None = None
 
     def __post_init__(self) -> None:

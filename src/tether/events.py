@@ -18,6 +18,7 @@ from .types import StopReason, Usage
 __all__ = [
     "ContextTrimmed",
     "Error",
+    "Handoff",
     "IterationEnd",
     "IterationStart",
     "PendingCall",
@@ -174,6 +175,15 @@ class PendingCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Handoff:
+    """The run was handed from one agent to another (``Agent(handoffs=...)``): the rest of it is
+    ``to_agent``'s."""
+
+    from_agent: str
+    to_agent: str
+
+
+@dataclass(frozen=True, slots=True)
 class SessionEndEvent:
     """The run is over. ``error`` is set when it ended by failure; it is always the last event.
     ``pending`` holds the calls a paused run (``StopReason.PAUSED``) left for a person."""
@@ -224,6 +234,7 @@ StreamEvent: TypeAlias = (
     | ToolResult
     | Retrying
     | SteeringInjected
+    | Handoff
     | ContextTrimmed
     | Error
     | SessionEndEvent

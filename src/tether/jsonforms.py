@@ -16,6 +16,7 @@ from . import errors
 from .events import (
     ContextTrimmed,
     Error,
+    Handoff,
     IterationEnd,
     IterationStart,
     PendingCall,
@@ -156,18 +157,24 @@ def _content_from_json(data: Any) -> ToolResultContent:
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """One message as JSON data."""
-    return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+    """One message as JSON data (``name`` only when it has one)."""
+    d: dict[str, Any] = {
+        "role": message.role,
+        "content": [block_to_dict(b) for b in message.content],
+    }
+    if message.name is not None:
+        d["name"] = message.name
+    return d
 
 
 def message_from_dict(d: Mapping[str, Any]) -> Message:
     """Read back what ``message_to_dict`` wrote."""
-    content = d["content"]
-    if type(content) is list and len(content) == 1:  # the common case, built at half the cost
+    content, name = d["content"], d.get("name")
+    if type(content) is list and len(content) == 1 and name is None:  # the common case, cheaper
         only = content[0]
         if type(only) is dict and len(only) == 2 and only.get("type") == "text":
             return text_message(d["role"], only["text"])
-    return Message(d["role"], tuple(block_from_dict(b) for b in content))
+    return Message(d["role"], tuple(block_from_dict(b) for b in content), name)
 
 
 def message_to_json(message: Message) -> str:
@@ -307,6 +314,7 @@ _EVENT_TAGS: dict[type[Any], str] = {
     ToolResult: "tool_result",
     Retrying: "retrying",
     SteeringInjected: "steering_injected",
+    Handoff: "handoff",
     ContextTrimmed: "context_trimmed",
     Error: "error",
     SessionEndEvent: "session_end",

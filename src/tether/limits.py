@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .control import LinkedToken
 from .errors import LimitExceeded, RunCancelled
 from .transports.base import CompletionTransport, NamesModel
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from .control import CancellationToken
     from .types import Usage
 
-__all__ = ["Limits", "RunBudget"]
+__all__ = ["Limits", "RunBudget", "linked"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +171,12 @@ class RunBudget:
         if self.exceeded is None:
             self.exceeded = LimitExceeded(limit, value, maximum)
         return True
+
+
+def linked(limits: Limits, cancel: CancellationToken | None) -> CancellationToken | None:
+    """The token a run with ``limits`` watches: with a time limit, one of its own that its clock
+    cancels, linked to the caller's ``cancel`` (which it never cancels); else ``cancel``."""
+    return cancel if limits.seconds is None else LinkedToken(cancel)
 
 
 def _price(prices: Mapping[str, tuple[float, float]], model: str | None, usage: Usage) -> float:

@@ -11,30 +11,28 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from .approval import Decisions, Reopening, decision_message, hold, read_stored, reopening
 from .config import AgentConfig
-from .context import ContextStore
-from .control import LinkedToken
 from .dispatch import ToolDispatcher, dispatcher_for, finished, run_calls, started
 from .early import CallStart, call_start
 from .errors import MaxIterationsError, OutputValidationError, RunCancelled, ToolNotFoundError
 from .events import (
     ContextTrimmed,
     Error,
+    Handoff,
     IterationEnd,
     IterationStart,
     PendingCall,
-    SessionEndEvent,
     SteeringInjected,
     StreamEvent,
     session_end,
 )
+from .handoff import Handoffs
 from .interrupt import survive
-from .limits import RunBudget
-from .messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from .limits import RunBudget, linked
+from .messages import Message, ToolResultBlock, ToolUseBlock
 from .middleware import (
     Middleware,
     ModelHandler,
@@ -47,6 +45,7 @@ from .middleware import (
 from .output import DONE, OutputCheck, OutputSpec
 from .reply import ReplyBuilder, ReplyRequest, stream_reply
 from .results import interrupted_result, not_run_result
+from .runstate import RunState, UserInput
 from .steps import (
     ANSWERS,
     DISPATCHABLE,
@@ -63,36 +62,13 @@ from .steps import (
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
 from .tracing.ambient import with_ambient
-from .types import ZERO_USAGE, StopReason, ToolSpec, Usage
+from .types import StopReason, ToolSpec
 
 if TYPE_CHECKING:
     from .budget import Trim
     from .control import CancellationToken, Steering
-    from .limits import Limits
 
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
-
-UserInput: TypeAlias = str | Message | Sequence[ContentBlock] | None
-
-
-@dataclass(slots=True)
-class RunState:
-    """What a run has produced so far; ``AgentStream`` reads it."""
-
-    context: ContextStore
-    final_text: str = ""
-    stop_reason: StopReason | None = None
-    usage: Usage = ZERO_USAGE
-    error: BaseException | None = None
-    iterations: int = 0
-    done: bool = False
-    end: SessionEndEvent | None = None
-    output: Any = None
-
-    def add_usage(self, usage: Usage) -> None:
-        """Count tokens spent outside the run's own model calls (a sub-agent a tool ran)."""
-        self.usage = self.usage + usage
-
 
 class Run:
     """One run of the loop: its history, its state, and the steps of one iteration."""
@@ -106,11 +82,13 @@ class Run:
         "decided",
         "decisions",
         "finished",
+        "handoffs",
         "held",
         "history",
         "listings",
         "middleware",
         "model_chain",
+        "notice",
         "output",
         "request",
         "start",
@@ -135,7 +113,9 @@ class Run:
         self.state = state
         self.store = state.context
         self.cancel = cancel
-        self.budget = None if agent.limits is None else self._budget(agent.limits)
+        self.budget = None
+        if agent.limits is not None:  # a time limit gets the run a token linked to the caller's
+            self.budget, self.cancel = RunBudget(agent.limits), linked(agent.limits, cancel)
         self.steering = steering
         self.history: list[Message] = []
         self.listings: ListingCache | None = None
@@ -152,15 +132,10 @@ class Run:
         self.decisions = decisions  # a resume's: the person's word on the pending calls
         self.held: tuple[PendingCall, ...] = ()  # the calls the run ends waiting for
         self.decided: tuple[StreamEvent, ...] = ()  # a resume's events for the calls it decided
+        self.handoffs = Handoffs(agent) if agent.handoffs else None
+        self.notice: Handoff | None = None  # told before the next iteration
 
     # -- open and close ---------------------------------------------------------------------------
-
-    def _budget(self, limits: Limits) -> RunBudget:
-        """The run's budget; a time limit gets the run a token of its own, linked to the
-        caller's (which the run never cancels)."""
-        if limits.seconds is not None:
-            self.cancel = LinkedToken(self.cancel)
-        return RunBudget(limits)
 
     async def open(self, user_message: UserInput) -> None:
         """Read the history (what its last reply left open: ``_reopen``); add the message."""
@@ -262,8 +237,8 @@ class Run:
             await self.open(user_message)
             while not self.finished:
                 iteration = self._next_iteration()
-                if self._steering_pending():
-                    yield SteeringInjected(await self._steer())
+                while self._injecting():
+                    yield await self._inject()
                 yield IterationStart(iteration)
                 table, specs, sent, trimmed = await self._prepare(iteration)
                 if trimmed is not None:
@@ -333,9 +308,15 @@ class Run:
                 del exc  # its traceback holds this frame: no cycle through it (as Future.result)
         return closing
 
-    def _steering_pending(self) -> bool:
-        """Whether messages wait to be injected before the next model call."""
-        return self.steering is not None and self.steering.has_pending
+    def _injecting(self) -> bool:
+        """Whether something is told before the next model call: a handoff, or steering
+        messages waiting to be injected."""
+        return self.notice is not None or (self.steering is not None and self.steering.has_pending)
+
+    async def _inject(self) -> Handoff | SteeringInjected:
+        """The handoff to tell, else the steering messages, injected."""
+        notice, self.notice = self.notice, None
+        return notice if notice is not None else SteeringInjected(await self._steer())
 
     def _check_cancelled(self) -> None:
         """Raise ``RunCancelled`` if the run's token has fired."""
@@ -369,6 +350,8 @@ class Run:
         tools = only_tools(self.agent.tools)  # no source to ask: no await
         if tools is None or self.agent.selector is not None:
             tools = await self._offered_tools()
+        if self.handoffs is not None:
+            tools = [*tools, *self.handoffs.tools]
         sent, trim = self._messages_to_send(iteration)
         for guardrail in self.agent.input_guardrails:
             await check_guardrail(guardrail, sent, "input")
@@ -428,7 +411,8 @@ class Run:
         """A failed or cancelled reply keeps what the model already said (its text only)."""
         partial = reply.text()
         if partial:
-            await survive(self._append(Message("assistant", partial)))
+            name = None if self.handoffs is None else self.agent.name
+            await survive(self._append(Message("assistant", partial, name)))
 
     async def _store_answer(
         self, reply: ReplyBuilder, iteration: int
@@ -441,6 +425,8 @@ class Run:
         if self.budget is not None:
             self.budget.charge_reply(end.usage, state.usage, end.model, self.agent.transport)
         message, calls = reply.build()
+        if message is not None and self.handoffs is not None:  # say who answered
+            message = Message(message.role, message.content, self.agent.name)
         if message is not None:
             for guardrail in self.agent.output_guardrails:
                 await check_guardrail(guardrail, message, "output")
@@ -461,11 +447,25 @@ class Run:
     ) -> None:
         """Store the finished calls' results; an unknown tool may end the run (per the agent)."""
         await self._store_results([r for r in results if r is not None])
+        if self.handoffs is not None and self.handoffs.target is not None:
+            self._hand_off(self.handoffs.take())
         if self.budget is not None:
             self.budget.check()
         if dispatcher.unknown and self.agent.unknown_tool == "raise":
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
+
+    def _hand_off(self, target: AgentConfig | None) -> None:
+        """Go on as ``target``: its prompt, model, tools, handoffs and middleware; the history,
+        the iteration count and the run's limits stay the run's."""
+        assert target is not None and self.handoffs is not None
+        self.notice = Handoff(self.agent.name, target.name)
+        self.agent, self.listings = target, None
+        self.handoffs.offer(target)
+        self.start = call_start(target)
+        self.middleware = with_ambient(target.middleware)
+        chain = model_chain(self.middleware, call_transport) if self.middleware else None
+        self.model_chain = chain
 
     async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
         """Answer the calls of a reply that ended before they were complete (their events);

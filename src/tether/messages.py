@@ -185,15 +185,21 @@ _BLOCK_TYPES = frozenset(
 @dataclass(frozen=True, slots=True)
 class Message:
     """One message of the conversation; ``content`` may be given as a string or any iterable of
-    blocks."""
+    blocks. ``name`` says which agent wrote an assistant message, in a run that hands off."""
 
     role: Role
     content: tuple[ContentBlock, ...]
+    name: str | None
 
-    def __init__(self, role: Role, content: str | Iterable[ContentBlock]) -> None:
+    def __init__(
+        self, role: Role, content: str | Iterable[ContentBlock], name: str | None = None
+    ) -> None:
         if role not in _ROLES:
             raise ValueError(f"Message role must be one of user, assistant, system; got {role!r}")
+        if name is not None and (type(name) is not str or not name):
+            raise _wrong("Message", "name", "a non-empty string or None", name)
         object.__setattr__(self, "role", role)
+        object.__setattr__(self, "name", name)
         if isinstance(content, str):
             object.__setattr__(self, "content", (TextBlock(content),))
             return
@@ -227,6 +233,7 @@ _new_message = Message.__new__
 _new_text = TextBlock.__new__
 _set_role = vars(Message)["role"].__set__  # the slots' own setters: frozen classes refuse setattr
 _set_content = vars(Message)["content"].__set__
+_set_name = vars(Message)["name"].__set__
 _set_text = vars(TextBlock)["text"].__set__
 
 
@@ -245,4 +252,5 @@ def text_message(role: str, text: str) -> Message:
     message = _new_message(Message)
     _set_role(message, checked)
     _set_content(message, (block,))
+    _set_name(message, None)
     return message

@@ -44,7 +44,7 @@ def stored_form(message: Message) -> tuple[int, str]:
     """How a row-per-message store keeps ``message``: its format and body. The body is always
     valid UTF-8: text that UTF-8 cannot hold (a lone surrogate) is kept as a JSON escape."""
     content = message.content
-    if len(content) == 1 and type(content[0]) is TextBlock:
+    if len(content) == 1 and type(content[0]) is TextBlock and message.name is None:
         text = content[0].text
         if text.isascii() or _utf8(text):
             return PLAIN_TEXT, text

@@ -1,0 +1,62 @@
+"""Handoffs: ``Agent(handoffs=[other, ...])`` offers the model ``transfer_to_{other.name}`` (no
+arguments); calling it hands the rest of the run to ``other`` on the same context. The run keeps
+one ``Handoffs`` for the agent answering now: the transfer tools it offers, and the transfer its
+reply asked for, which the loop takes after the reply's calls are stored."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .messages import ToolResultBlock
+from .tools.tool import Tool
+
+if TYPE_CHECKING:
+    from .config import AgentConfig
+
+__all__ = ["Handoffs", "transfer_name"]
+
+_EMPTY_SCHEMA = {"type": "object", "properties": {}}
+
+
+def transfer_name(agent: AgentConfig) -> str:
+    """The tool that hands a run to ``agent``: ``transfer_to_`` and its name, made a valid
+    tool name."""
+    return "transfer_to_" + (re.sub(r"[^A-Za-z0-9_-]", "_", agent.name)[:52] or "agent")
+
+
+class Handoffs:
+    """The transfer tools of the agent answering now, and the agent a call of one chose (the
+    first call of a reply wins; another in the same reply is refused)."""
+
+    __slots__ = ("target", "tools")
+
+    def __init__(self, agent: AgentConfig) -> None:
+        self.target: AgentConfig | None = None
+        self.tools: Sequence[Tool] = ()
+        self.offer(agent)
+
+    def offer(self, agent: AgentConfig) -> None:
+        """Offer ``agent``'s handoffs; any transfer chosen before is forgotten."""
+        self.target = None
+        self.tools = tuple(self._tool(other) for other in agent.handoffs)
+
+    def take(self) -> AgentConfig | None:
+        """The agent a transfer chose, once."""
+        target, self.target = self.target, None
+        return target
+
+    def _tool(self, other: AgentConfig) -> Tool:
+        first = next((line for line in other.system.splitlines() if line.strip()), "")
+        about = f": {first.strip()}" if first else ""
+
+        def transfer() -> str | ToolResultBlock:
+            if self.target is not None:
+                text = f"Not transferred: this reply already hands the run to {self.target.name}."
+                return ToolResultBlock("", text, True)
+            self.target = other
+            return f"Transferred to {other.name}."
+
+        description = f"Hand the rest of this conversation to the {other.name} agent{about}"
+        return Tool(transfer_name(other), transfer, description, schema=_EMPTY_SCHEMA)
