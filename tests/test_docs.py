@@ -70,6 +70,15 @@ def test_readme_as_tool_example_runs_as_written() -> None:
     assert out[0].startswith("[researcher]") and out[-1] == "About 718,000. 120"
 
 
+def test_readme_handoffs_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Handoffs", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).splitlines()
+    assert out == ["Refunded A1.", "['triage', 'billing', 'billing']"]
+
+
 def test_readme_limits_example_runs_as_written() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Limits", 1)[1]
