@@ -487,3 +487,16 @@ async def _until(run: Any, test: Any, within: float = 30.0) -> Any:
 
 
 _ = (IterationEnd, StopReason)
+
+
+def test_a_durable_agents_approval_is_the_agents_one_definition() -> None:
+    from tether import Agent
+    from tether.approval import Approval
+
+    agent = Agent("x", ScriptedTransport([]), name="d")
+    with pytest.raises(TypeError, match="approval takes a set of tool names"):
+        TemporalAgent(agent, approval="send_wire")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="approval takes a set of tool names"):
+        Agent("x", ScriptedTransport([]), approval="send_wire")  # type: ignore[arg-type]
+    rule: Approval = lambda name, args: name == "send_wire" and args.get("amount", 0) > 100  # noqa: E731
+    assert TemporalAgent(agent, approval=rule).approval is rule

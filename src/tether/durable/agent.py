@@ -14,13 +14,14 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from ..agent import Agent
+from ..approval import Approval, check_approval
 from ..stores.base import SessionRows
 from ..tools.tool import Tool
 from .activities import AgentActivities, activity_names
 from .client import DurableRun
 from .options import DurableOptions
 from .payloads import RunInput, RunOutput
-from .spec import Approval, DurableSpec
+from .spec import DurableSpec
 from .workflow import workflow_class
 
 __all__ = ["TemporalAgent"]
@@ -53,6 +54,7 @@ class TemporalAgent:
             raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
         if store is not None and not isinstance(store, SessionRows):
             raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
+        check_approval(approval)  # one definition with Agent(approval=)
         self.agent = agent
         self.name = name
         self.store = store

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import workflow
 
+from ..approval import approver
 from ..control import Steering
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent
 from ..jsonforms import event_to_dict, exception_to_dict, message_from_dict, message_to_dict
@@ -254,12 +255,9 @@ class DurableSession:
         return count
 
     def needs_approval(self, call: ToolRequest) -> bool:
+        """Whether ``call`` waits for a person, by the rule ``Agent(approval=)`` uses too."""
         rule = self.durable.approval
-        if rule is None:
-            return False
-        if callable(rule):
-            return bool(rule(call.name, call.input))
-        return call.name in rule
+        return rule is not None and approver(rule)(call.block)
 
     async def approval(self, call: ToolRequest, key: str) -> tuple[bool, str | None]:
         """Wait (durably: for hours if need be) for a decision on ``call``."""

@@ -3,18 +3,15 @@ name, store, approval rule and options), as plain data handed down to them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias
 
 from ..agent import Agent
+from ..approval import Approval
 from ..stores.base import SessionRows
 from .options import DurableOptions
 
-__all__ = ["Approval", "DurableSpec"]
-
-Approval: TypeAlias = Collection[str] | Callable[[str, Mapping[str, Any]], bool]
-"""The tools whose calls wait for a person: their names, or a test of (name, arguments)."""
+__all__ = ["DurableSpec"]
 
 
 @dataclass(frozen=True, slots=True)
