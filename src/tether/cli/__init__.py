@@ -168,6 +168,7 @@ def _prepare(
         system=opts.system,
         max_iterations=opts.max_iterations,
         trace=opts.trace,
+        approve=getattr(opts, "approve", ()),
     )
     return agent, prompt
 

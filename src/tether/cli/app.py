@@ -22,6 +22,7 @@ from ..errors import AuthenticationError, ModelStopError, TetherError
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..messages import Message
 from ..middleware import Middleware
+from ..stream import AgentStream
 from ..tools.tool import Tool
 from ..tracing import Recorder
 from ..transports.base import ClosableTransport, CompletionTransport
@@ -48,8 +49,10 @@ __all__ = [
     "make_transport",
     "read_prompt",
     "report_error",
+    "run_resume",
     "run_turn",
     "trace_middleware",
+    "watched",
 ]
 
 T = TypeVar("T")
@@ -100,6 +103,7 @@ class TurnWatch:
         """The outcome, handed to the renderer's ``end``; ``usage`` and ``iterations`` (when
         the caller knows them) stand in for the events' own until the run's end was seen."""
         end = None if cancelled else self._end
+        pending = () if end is None else end.pending
         if end is not None:
             usage, iterations = end.total_usage, end.iterations
         outcome = TurnOutcome(
@@ -107,8 +111,9 @@ class TurnWatch:
             self._usage if usage is None else usage,
             self._iterations if iterations is None else iterations,
             time.monotonic() - self.started,
-            error=error,
+            error=None if pending else error,  # a pause is not a failure: the person decides
             cancelled=cancelled,
+            pending=pending,
         )
         self.renderer.end(outcome)
         return outcome
@@ -126,7 +131,22 @@ async def run_turn(
     cancelled, the renderer still gets ``end()`` (with ``cancelled=True``) and the cancellation
     goes on; the engine leaves ``context`` valid.
     """
-    stream = agent.run_stream(prompt, context)
+    return await watched(agent.run_stream(prompt, context), renderer)
+
+
+async def run_resume(
+    agent: Agent,
+    context: ContextStore,
+    approve: Sequence[str],
+    deny: Mapping[str, str],
+    renderer: Renderer,
+) -> TurnOutcome:
+    """The paused turn on ``context`` gone on with the person's decisions, as ``run_turn``."""
+    return await watched(agent.resume_stream(context, approve=approve, deny=deny), renderer)
+
+
+async def watched(stream: AgentStream, renderer: Renderer) -> TurnOutcome:
+    """A run's events handed to ``renderer``; its outcome (see ``run_turn``)."""
     watch = TurnWatch(renderer)
     try:
         async for event in stream:
@@ -211,10 +231,13 @@ def build_agent(
     system: str,
     max_iterations: int = 10,
     trace: Path | None = None,
+    approve: Sequence[str] = (),
 ) -> Agent:
     """The agent the CLI runs (recording its runs to ``trace``, if given: a file that cannot be
-    written is a warning after the turn, see ``trace_notice``)."""
+    written is a warning after the turn, see ``trace_notice``); calls of the tools named in
+    ``approve`` wait for the person."""
     return Agent(
+        approval=frozenset(approve) or None,
         system=system,
         transport=transport,
         tools=list(tools),

@@ -236,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     chat.add_argument("--session", metavar="NAME", help="the session to resume or start")
+    chat.add_argument(
+        "--approve",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="calls of this tool wait for you to approve them (repeat for more tools)",
+    )
     chat.add_argument("--store", metavar="PATH", type=Path, help=STORE_HELP)
     sessions = commands.add_parser(
         "sessions",

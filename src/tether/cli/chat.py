@@ -12,13 +12,16 @@ import asyncio
 import contextlib
 import sqlite3
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from rich.console import Console
 
 from ..agent import Agent
+from ..approval import pending
 from ..context import ContextStore, MemoryContextStore
-from ..events import StreamEvent
+from ..events import PendingCall, StreamEvent
 from ..stores import SQLiteStore
 from ..types import ZERO_USAGE, Usage
 from .app import (
@@ -27,6 +30,7 @@ from .app import (
     interruptible,
     make_renderer,
     report_error,
+    run_resume,
     run_turn,
 )
 from .args import EXIT_OK, CommandError, store_path
@@ -44,6 +48,9 @@ HELP = """\
 /quit    leave (or Ctrl-D); Ctrl-C cancels a running turn"""
 
 PROMPT = "> "
+
+Decide: TypeAlias = Callable[[PendingCall], str | None]
+"""The person's word on a call waiting for approval: None to run it, else why not."""
 
 
 class _Recorder:
@@ -75,6 +82,7 @@ class ChatSession:
     turns: int = 0
     usage: Usage = ZERO_USAGE
     last: TurnOutcome | None = None
+    decide: Decide | None = None
     _recorder: _Recorder = field(init=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +97,36 @@ class ChatSession:
         except Cancelled:
             outcome = self._recorder.last or TurnOutcome("", ZERO_USAGE, 0, 0.0, cancelled=True)
         self.turns += 1
+        return await self._settle(self._count(outcome))
+
+    async def settle(self) -> TurnOutcome | None:
+        """Ask about the calls a stored session left waiting for approval (a chat resumed with
+        ``--session``), and go on with the turn they belong to; None when none wait."""
+        waiting = pending(await self.context.get_history())
+        if not waiting:
+            return None
+        paused = TurnOutcome("", ZERO_USAGE, 0, 0.0, pending=waiting)
+        return await self._settle(paused)
+
+    async def _settle(self, outcome: TurnOutcome) -> TurnOutcome:
+        """While calls wait for approval, ask the person (``decide``) and go on."""
+        while outcome.pending and self.decide is not None:
+            approve: list[str] = []
+            deny: dict[str, str] = {}
+            for call in outcome.pending:
+                refusal = self.decide(call)
+                if refusal is None:
+                    approve.append(call.id)
+                else:
+                    deny[call.id] = refusal
+            resume = run_resume(self.agent, self.context, approve, deny, self._recorder)
+            try:
+                outcome = self._count(await interruptible(resume))
+            except Cancelled:
+                return self._recorder.last or TurnOutcome("", ZERO_USAGE, 0, 0.0, cancelled=True)
+        return outcome
+
+    def _count(self, outcome: TurnOutcome) -> TurnOutcome:
         self.usage = self.usage + outcome.usage
         self.last = outcome
         return outcome
@@ -138,6 +176,20 @@ class ChatSession:
         return True, f"unknown command {name}; /help lists the commands"
 
 
+def ask(info: Console) -> Decide:
+    """Ask the person, on the terminal, whether a call that waits for approval may run."""
+
+    def decide(call: PendingCall) -> str | None:
+        shown = ", ".join(f"{k}={v!r}" for k, v in call.input.items())
+        info.print(safe_text(f"{call.name}({shown}) waits for your approval"), highlight=False)
+        answer = input("run it? [y/N, or say why not] ").strip()
+        if answer.lower() in ("y", "yes"):
+            return None
+        return answer if answer.lower() not in ("", "n", "no") else "the person said no"
+
+    return decide
+
+
 def _enable_line_editing() -> None:
     with contextlib.suppress(ImportError):
         import readline  # noqa: F401, PLC0415 - input() uses it once imported
@@ -157,9 +209,8 @@ def command_chat(opts: argparse.Namespace, agent: Agent, out: Console, err: Cons
                 context = runner.run(store.open(opts.session))
             except (OSError, sqlite3.Error) as exc:
                 raise CommandError.about(f"cannot open the session store {path}", exc) from exc
-            return _chat(
-                opts, ChatSession(agent, make_renderer(opts, out), context), runner, info, err
-            )
+            session = ChatSession(agent, make_renderer(opts, out), context, decide=ask(info))
+            return _chat(opts, session, runner, info, err)
         finally:
             runner.run(store.aclose())
 
@@ -174,6 +225,8 @@ def _chat(
     if sys.stdin is not None and sys.stdin.isatty():
         _enable_line_editing()
     _greet(opts, session, runner, info)
+    with contextlib.suppress(KeyboardInterrupt, EOFError):
+        runner.run(session.settle())  # a resumed session's calls that wait for the person
     prompt = "" if opts.json else PROMPT
     try:
         while True:

@@ -18,6 +18,7 @@ from rich.markdown import Markdown
 
 from ..errors import RunCancelled
 from ..events import (
+    PendingCall,
     Retrying,
     SessionEndEvent,
     StreamEvent,
@@ -56,6 +57,7 @@ class TurnOutcome:
     seconds: float
     error: BaseException | None = None
     cancelled: bool = False
+    pending: tuple[PendingCall, ...] = ()  # calls waiting for the person's approval
 
 
 class Renderer(Protocol):
