@@ -952,3 +952,35 @@ async def test_a_sub_agents_tokens_count_in_the_sessions_total() -> None:
     session = AgentSession(model, mcp_tools=[helper.as_tool()])
     assert await session.send("Weather?") == "It is 22 degrees."
     assert (session.total_usage.input_tokens, session.total_usage.output_tokens) == (57, 13)
+
+
+async def test_a_session_pauses_for_approval_and_another_process_resumes_it(
+    tmp_path: Path,
+) -> None:
+    from tether import RunPaused
+    from tether.stores import SQLiteStore
+
+    seen: list[dict[str, Any]] = []
+    held = Reply(tool_calls=[Call("get_weather", {"city": "Paris"}, id="w1")])
+    async with SQLiteStore(tmp_path / "s.db") as store:
+        first = AgentSession(
+            ScriptedTransport([held]),
+            mcp_tools=[weather_tool(seen)],
+            store=store,
+            session_id="trip",
+            approval={"get_weather"},
+        )
+        with pytest.raises(RunPaused) as info:
+            await first.send("Weather in Paris?")
+        assert [c.id for c in info.value.pending] == ["w1"] and seen == []
+    async with SQLiteStore(tmp_path / "s.db") as store:
+        later = AgentSession.load(
+            store=store,
+            session_id="trip",
+            client=ScriptedTransport([Reply("Sunny, 22.")]),
+            mcp_tools=[weather_tool(seen)],
+            approval={"get_weather"},
+        )
+        assert await later.resume(approve=["w1"]) == "Sunny, 22."
+        assert seen == [{"city": "Paris"}]
+        assert later.state.messages[-1].text == "Sunny, 22."

@@ -8,18 +8,28 @@ import asyncio
 import inspect
 import sys
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from types import AsyncGeneratorType
-from typing import Any, Literal, Self, TypeVar, cast, overload
+from typing import Any, Literal, Self, TypeAlias, TypeVar, cast, overload
 
 from ..agent import Agent
+from ..approval import Approval
 from ..context import ContextStore, MemoryContextStore, SessionOpener, new_session_id
 from ..early import CompleteCalls
 from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..limits import Limits
 from ..messages import Message, ToolUseBlock
+from ..stream import AgentStream
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport
 from ..types import ZERO_USAGE, Usage
@@ -36,6 +46,7 @@ T = TypeVar("T")
 
 ToolErrorFormatter = Callable[[Tool, Mapping[str, Any], BaseException], str]
 _UNBOUNDED = sys.maxsize
+Decided: TypeAlias = tuple[tuple[str, ...], dict[str, str]]  # approved ids, denied ids: reasons
 
 
 class AgentSession:
@@ -47,6 +58,9 @@ class AgentSession:
     transports. Use ``async with``: entering enters a ``stream_chat`` client that is an async
     context manager, then connects the servers; leaving closes them in reverse order.
     ``limits`` (``tether.Limits``) bounds each ``send``: past one it raises ``LimitExceeded``.
+    ``approval`` (tool names, or a test of name and arguments) makes those calls wait for a
+    person across processes: ``send`` raises ``RunPaused``, ``resume`` goes on (``approve_tool``
+    is the in-process form, asked while the run waits).
     """
 
     def __init__(
@@ -67,6 +81,7 @@ class AgentSession:
         output_retries: int = 2,
         start_tools_early: bool = False,
         limits: Limits | None = None,
+        approval: Approval | None = None,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -119,6 +134,7 @@ class AgentSession:
             start_tools_early=start_tools_early,
             output_retries=output_retries,
             limits=limits,
+            approval=approval,
         )
 
     # -- resuming ---------------------------------------------------------------------------------
@@ -296,9 +312,23 @@ class AgentSession:
 
     # -- the run ----------------------------------------------------------------------------------
 
-    async def _answer(self, user_input: str | Message, output: Any = None) -> str:
+    async def resume(
+        self, approve: Iterable[str] = (), deny: Mapping[str, str] | None = None
+    ) -> str:
+        """Go on from a ``send`` that paused for approval (``RunPaused``), in this process or
+        any other on the same store: the calls in ``approve`` run with their stored arguments,
+        those in ``deny`` get "Tool call denied: <reason>"; the answer, as ``send`` gives it."""
+        return await self._answer(None, decisions=(tuple(approve), dict(deny or {})))
+
+    async def _answer(
+        self,
+        user_input: str | Message | None,
+        output: Any = None,
+        decisions: Decided | None = None,
+    ) -> str:
         answer = ""
-        async with self._turn(), aclosing(self._run(user_input, output)) as events:
+        run = self._run(user_input, output, decisions)
+        async with self._turn(), aclosing(run) as events:
             async for event in events:
                 if type(event) is str:
                     answer = event
@@ -307,7 +337,10 @@ class AgentSession:
         return answer
 
     async def _run(
-        self, user_input: str | Message, output: Any = None
+        self,
+        user_input: str | Message | None,
+        output: Any = None,
+        decisions: Decided | None = None,
     ) -> AsyncGenerator[StreamEvent | str, None]:
         """One run's events (a typed run's value kept in ``_output``); the round-limit message
         comes as a plain string."""
@@ -320,7 +353,7 @@ class AgentSession:
         watch = CompleteCalls() if self._ask_early else None
         try:
             before = self.total_usage  # a run's own total (sub-agents' included) replaces its sum
-            async with self._agent.run_stream(user_input, self._context, output=output) as run:
+            async with self._stream(user_input, output, decisions) as run:
                 async for event in run:
                     if watch is not None:
                         if type(event) is IterationStart:  # each turn's calls are its own
@@ -352,6 +385,14 @@ class AgentSession:
             self._messages = await self._context.get_history()
         if failure is not None:
             raise failure
+
+    def _stream(
+        self, user_input: str | Message | None, output: Any, decisions: Decided | None
+    ) -> AgentStream:
+        if decisions is None:
+            return self._agent.run_stream(user_input, self._context, output=output)
+        approve, deny = decisions
+        return self._agent.resume_stream(self._context, approve, deny, output=output)
 
     def _approve_early(self, blocks: list[ToolUseBlock]) -> None:
         assert self._hooks is not None
