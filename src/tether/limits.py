@@ -46,20 +46,30 @@ class Limits:
 
     def __post_init__(self) -> None:
         for name in ("tool_calls", "input_tokens", "output_tokens", "total_tokens"):
-            value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or value < 0):
-                raise ValueError(f"Limits.{name} must be a count >= 0, not {value!r}")
+            _count(name, getattr(self, name))
         if self.tool_calls_per_turn is not None and self.tool_calls_per_turn < 1:
             raise ValueError("Limits.tool_calls_per_turn must be >= 1")
-        for name in ("cost", "seconds"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise ValueError(f"Limits.{name} must be a finite number > 0, not {value!r}")
+        _positive("cost", self.cost)
+        _positive("seconds", self.seconds)
         if self.cost is not None and not self.prices:
             raise ValueError("Limits.cost needs prices: {model: (input USD/M, output USD/M)}")
         for model, price in self.prices.items():
-            if len(price) != 2 or any(not (math.isfinite(p) and p >= 0) for p in price):
-                raise ValueError(f"the price of {model!r} must be two numbers >= 0, not {price!r}")
+            _price_pair(model, price)
+
+
+def _count(name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or value < 0):
+        raise ValueError(f"Limits.{name} must be a count >= 0, not {value!r}")
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise ValueError(f"Limits.{name} must be a finite number > 0, not {value!r}")
+
+
+def _price_pair(model: str, price: tuple[float, float]) -> None:
+    if len(price) != 2 or any(not (math.isfinite(p) and p >= 0) for p in price):
+        raise ValueError(f"the price of {model!r} must be two numbers >= 0, not {price!r}")
 
 
 @dataclass(slots=True)
