@@ -198,10 +198,10 @@ class Message:
             raise ValueError(f"Message role must be one of user, assistant, system; got {role!r}")
         if name is not None and (type(name) is not str or not name):
             raise _wrong("Message", "name", "a non-empty string or None", name)
-        object.__setattr__(self, "role", role)
-        object.__setattr__(self, "name", name)
+        _set_role(self, role)  # the slots' own setters: cheaper than object.__setattr__
+        _set_name(self, name)
         if isinstance(content, str):
-            object.__setattr__(self, "content", (TextBlock(content),))
+            _set_content(self, (TextBlock(content),))
             return
         if type(content) is not tuple:
             if not isinstance(content, Iterable) or isinstance(content, bytes | Mapping):
@@ -210,7 +210,7 @@ class Message:
         for block in content:
             if type(block) not in _BLOCK_TYPES:
                 raise _wrong("Message", "content", "content blocks", block)
-        object.__setattr__(self, "content", content)
+        _set_content(self, content)
 
     @property
     def text(self) -> str:
