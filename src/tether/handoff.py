@@ -5,10 +5,10 @@ reply asked for, which the loop takes after the reply's calls are stored."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .delegation import tool_name
 from .messages import ToolResultBlock
 from .tools.tool import Tool
 
@@ -23,7 +23,7 @@ _EMPTY_SCHEMA = {"type": "object", "properties": {}}
 def transfer_name(agent: AgentConfig) -> str:
     """The tool that hands a run to ``agent``: ``transfer_to_`` and its name, made a valid
     tool name."""
-    return "transfer_to_" + (re.sub(r"[^A-Za-z0-9_-]", "_", agent.name)[:52] or "agent")
+    return ("transfer_to_" + tool_name(agent.name))[:64]
 
 
 class Handoffs:
