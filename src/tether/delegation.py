@@ -8,7 +8,6 @@ caller's total (``report_usage``); a failure of the run is the call's error resu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -18,12 +17,10 @@ from .events import IterationEnd, IterationStart, StreamEvent, TextDelta, ToolDi
 from .output import spec_for
 from .stream import AgentStream
 from .tools.progress import ProgressSink, detached
-from .tools.tool import Tool
+from .tools.tool import Tool, tool_name
 
-__all__ = ["SubAgent", "agent_tool", "tool_name"]
+__all__ = ["SubAgent", "agent_tool"]
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
-_MAX_NAME = 64  # the strictest provider's limit on a tool name
 _TEXT_CHUNK = 200  # characters of streamed text per progress report
 
 
@@ -36,12 +33,6 @@ class SubAgent(Protocol):
     max_iterations: int
 
     def run_stream(self, user_message: str, context: ContextStore | None = None) -> AgentStream: ...
-
-
-def tool_name(name: str) -> str:
-    """``name`` as a tool name every provider takes: letters, digits, ``_`` and ``-``, at most
-    64 of them (``agent`` when nothing is left)."""
-    return _UNSAFE.sub("_", name).strip("_")[:_MAX_NAME] or "agent"
 
 
 def agent_tool(agent: SubAgent, name: str | None = None, description: str | None = None) -> Tool:

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .delegation import tool_name
 from .messages import ToolResultBlock
-from .tools.tool import Tool
+from .tools.tool import Tool, tool_name
 
 if TYPE_CHECKING:
     from .config import AgentConfig

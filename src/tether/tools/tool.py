@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from ..types import ToolSpec
 from .decisions import GuardDecision
 
-__all__ = ["CheckGuard", "Guard", "Tool", "ToolCall", "ToolSpec", "Validator"]
+__all__ = ["CheckGuard", "Guard", "Tool", "ToolCall", "ToolSpec", "Validator", "tool_name"]
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -186,3 +186,12 @@ class Tool:
             self._semaphore = asyncio.Semaphore(self.concurrency)
             self._semaphore_loop = loop
         return self._semaphore
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def tool_name(name: str) -> str:
+    """``name`` as a tool name every provider takes: letters, digits, ``_`` and ``-``, at most
+    64 of them (``agent`` when nothing is left)."""
+    return _UNSAFE.sub("_", name).strip("_")[:64] or "agent"
