@@ -68,7 +68,8 @@ class AgentConfig:
       ``run`` returns the value; an invalid answer goes back to the model ``output_retries``
       times, then ``OutputValidationError``. ``run(..., output=T)`` sets it for one run.
     - ``handoffs``: agents the model may hand the rest of the run to (``transfer_to_{name}``
-      tools); the run goes on as that agent, on the same context.
+      tools); the run goes on with that agent's prompt, model, tools and handoffs, on the same
+      context (middleware and limits stay the run's).
     - ``limits``: the run's budget (``Limits``: tool calls, tokens, cost, seconds); past one the
       run ends with ``LimitExceeded``.
     - ``approval``: the calls that wait for a person: a set of tool names, or a predicate

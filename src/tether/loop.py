@@ -456,16 +456,14 @@ class Run:
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
 
     def _hand_off(self, target: AgentConfig | None) -> None:
-        """Go on as ``target``: its prompt, model, tools, handoffs and middleware; the history,
-        the iteration count and the run's limits stay the run's."""
+        """Go on as ``target``: its prompt, model, tools and handoffs. The history, the
+        iteration count, the limits and the middleware stay the run's (a door's middleware, a
+        session's hooks say, wraps the whole run)."""
         assert target is not None and self.handoffs is not None
         self.notice = Handoff(self.agent.name, target.name)
         self.agent, self.listings = target, None
         self.handoffs.offer(target)
         self.start = call_start(target)
-        self.middleware = with_ambient(target.middleware)
-        chain = model_chain(self.middleware, call_transport) if self.middleware else None
-        self.model_chain = chain
 
     async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
         """Answer the calls of a reply that ended before they were complete (their events);

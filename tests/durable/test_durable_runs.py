@@ -475,6 +475,11 @@ def test_a_durable_agent_refuses_what_a_workflow_cannot_do() -> None:
         TemporalAgent(Agent("s", ScriptedTransport([])), name="x", store=object())
     with pytest.raises(ValueError, match="heartbeat_timeout"):
         DurableOptions(heartbeat_timeout=0)
+    other = Agent("o", ScriptedTransport([]), name="o")
+    with pytest.raises(ValueError, match="handoffs"):
+        TemporalAgent(Agent("s", ScriptedTransport([]), handoffs=[other]), name="x")
+    with pytest.raises(ValueError, match="approval"):
+        TemporalAgent(Agent("s", ScriptedTransport([]), approval={"pay"}), name="x")
 
 
 async def _until(run: Any, test: Any, within: float = 30.0) -> Any:

@@ -55,6 +55,11 @@ class TemporalAgent:
         if store is not None and not isinstance(store, SessionRows):
             raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
         check_approval(approval)  # one definition with Agent(approval=)
+        if agent.handoffs or agent.approval is not None:
+            raise ValueError(
+                f"durable agent {name!r}: handoffs and Agent(approval=) do not run in a workflow "
+                "yet (TemporalAgent(approval=) waits for a person durably)"
+            )
         self.agent = agent
         self.name = name
         self.store = store
