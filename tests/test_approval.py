@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from rendezvous import Together
 from tether import Agent, SessionEndEvent, ToolDispatch, ToolResult, tool
 from tether.approval import RECORD, decision_message, pending
 from tether.context import MemoryContextStore
@@ -564,29 +565,6 @@ async def test_a_call_approved_by_a_resume_that_died_never_runs_again() -> None:
 # -- two resumes at once ------------------------------------------------------------------------
 
 
-class Barrier:
-    """A context whose history reads all return together: both resumes see the call pending."""
-
-    def __init__(self, inner: Any, ready: asyncio.Barrier) -> None:
-        self.inner = inner
-        self.session_id = inner.session_id
-        self.ready = ready
-
-    async def get_history(self) -> list[Message]:
-        history: list[Message] = await self.inner.get_history()
-        await self.ready.wait()
-        return history
-
-    async def append(self, message: Message) -> None:
-        await self.inner.append(message)
-
-    async def fork(self) -> Any:
-        return await self.inner.fork()
-
-    async def clear(self) -> None:
-        await self.inner.clear()
-
-
 async def test_two_resumes_at_once_on_sqlite_run_an_approved_call_once(tmp_path: Any) -> None:
     async with SQLiteStore(tmp_path / "s.db") as store:
         bot, _ = make(paused_reply())
@@ -595,7 +573,7 @@ async def test_two_resumes_at_once_on_sqlite_run_an_approved_call_once(tmp_path:
             await bot.run("clean up", first)
         ran.clear()
         ready = asyncio.Barrier(2)
-        contexts = [Barrier(await store.open("chat"), ready) for _ in range(2)]
+        contexts = [Together(await store.open("chat"), ready) for _ in range(2)]
         outcomes = await asyncio.gather(
             *(make(Reply("Done."))[0].resume(c, approve=["d1"]) for c in contexts),  # type: ignore[arg-type]
             return_exceptions=True,

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from backends import BACKENDS, CHILD_ENV, make
 
+from rendezvous import Together
 from tether import Agent, Message, Tool
 from tether.approval import pending
 from tether.errors import ConflictError, RunPaused
@@ -122,29 +123,6 @@ async def test_a_pause_is_read_back_by_a_new_store_and_resumed_once(
     assert effects.read_text() == "k\n"
     every_call_answered_once(history)
     valid_for_a_model(model.requests[0].messages)
-
-
-class Together:
-    """A context whose history reads return together: both resumes see the call pending."""
-
-    def __init__(self, inner: Any, ready: asyncio.Barrier) -> None:
-        self.inner = inner
-        self.session_id = inner.session_id
-        self.ready = ready
-
-    async def get_history(self) -> list[Message]:
-        history: list[Message] = await self.inner.get_history()
-        await self.ready.wait()
-        return history
-
-    async def append(self, message: Message) -> None:
-        await self.inner.append(message)
-
-    async def fork(self) -> Any:
-        return await self.inner.fork()
-
-    async def clear(self) -> None:
-        await self.inner.clear()
 
 
 @pytest.mark.parametrize("decision", ["approve", "deny"])
