@@ -121,12 +121,7 @@ class Agent(AgentConfig):
         events, state = self._start(user_message, context, cancel, steering, output)
         async for _ in events:  # the same run as run_stream, without the stream object
             pass
-        if state.error is not None:  # as _answer, inline: every run would pay the call
-            raise state.error
-        if state.stop_reason is _PAUSED:
-            raise _paused(state)
-        typed = output is not None or self.output_type is not None
-        return state.output if typed else state.final_text
+        return self._answer(state, output)
 
     def _answer(self, state: RunState, output: Any) -> Any:
         """A finished run's answer, or the error that ended it (``RunPaused`` if it paused)."""
