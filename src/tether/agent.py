@@ -16,7 +16,7 @@ from .errors import RunPaused
 from .events import StreamEvent
 from .loop import RunState, UserInput, run_loop
 from .messages import ToolResultBlock, ToolUseBlock
-from .output import asking_for, spec_for
+from .output import spec_for
 from .results import interrupted_result
 from .stream import AgentStream, observed
 from .tools.selector import read_tools
@@ -57,12 +57,8 @@ class Agent(AgentConfig):
     ) -> tuple[AsyncGenerator[StreamEvent, None], RunState]:
         state = RunState(context if context is not None else MemoryContextStore())
         wanted = self.output_type if output is None else output
-        if wanted is None:
-            events = run_loop(self, user_message, state, cancel, steering, None, decisions)
-        else:
-            spec = spec_for(wanted)
-            config = asking_for(self, spec)
-            events = run_loop(config, user_message, state, cancel, steering, spec, decisions)
+        spec = None if wanted is None else spec_for(wanted)
+        events = run_loop(self, user_message, state, cancel, steering, spec, decisions)
         if self.on_event is not None:
             events = observed(events, self.on_event)
         return events, state

@@ -125,12 +125,14 @@ def hold(
 class OpenCalls:
     """The calls of a history's last reply that have no result: ``pending`` wait for a person;
     ``dangling`` were left open by a run that stopped (or a resume that did, after approving
-    them). ``answered`` and ``approved`` are the reply's calls already decided."""
+    them). ``answered`` and ``approved`` are the reply's calls already decided; ``by`` names
+    the agent that made the reply, where a handoff had the run say so."""
 
     pending: tuple[ToolUseBlock, ...]
     dangling: tuple[ToolUseBlock, ...]
     answered: frozenset[str] = frozenset()
     approved: frozenset[str] = frozenset()
+    by: str | None = None
 
 
 def _after_reply(message: Message, answered: set[str], approved: set[str]) -> bool:
@@ -167,6 +169,7 @@ def open_calls(history: Sequence[Message]) -> OpenCalls | None:
         tuple(call for call in unanswered if call.id not in held),
         frozenset(answered),
         frozenset(approved),
+        history[at].name,
     )
 
 

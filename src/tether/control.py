@@ -83,7 +83,6 @@ class CancellationToken:
         return self._cancelled
 
 
-
 class LinkedToken(CancellationToken):
     """A run's own token: cancelled by its own ``cancel()`` (the run's time limit) or by
     ``outer``'s (the caller's token), which it never cancels itself."""
@@ -117,6 +116,7 @@ class LinkedToken(CancellationToken):
         super().unwatch(interrupt)
         if self._outer is not None:
             self._outer.unwatch(interrupt)
+
 
 class Steering:
     """A queue of user messages injected into a running loop at the top of its next iteration.

@@ -194,7 +194,7 @@ class ToolDispatcher:
         """The handler's value; the default timeout applies to tools without their own, and a
         run with a time limit ends every call by then."""
         timeout = None if tool.timeout is not None else self.default_timeout
-        if self.budget is not None:
+        if self.budget is not None and self.budget.ends_at is not None:
             left = self.budget.remaining()
             if left is not None and (timeout is None or left < timeout):
                 timeout = left

@@ -14,7 +14,7 @@ from .tools.tool import Tool, tool_name
 if TYPE_CHECKING:
     from .config import AgentConfig
 
-__all__ = ["Handoffs", "transfer_name"]
+__all__ = ["Handoffs", "reachable", "resumer", "transfer_name"]
 
 _EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
@@ -23,6 +23,31 @@ def transfer_name(agent: AgentConfig) -> str:
     """The tool that hands a run to ``agent``: ``transfer_to_`` and its name, made a valid
     tool name."""
     return ("transfer_to_" + tool_name(agent.name))[:64]
+
+
+def reachable(agent: AgentConfig, name: str) -> AgentConfig | None:
+    """The agent called ``name`` that ``agent`` is, or hands off to (at any depth); None if
+    there is none. Handoffs may form cycles: each agent is looked at once."""
+    seen: set[int] = set()
+    queue = [agent]
+    for candidate in queue:
+        if candidate.name == name:
+            return candidate
+        seen.add(id(candidate))
+        queue.extend(other for other in candidate.handoffs if id(other) not in seen)
+    return None
+
+
+def resumer(agent: AgentConfig, name: str) -> AgentConfig:
+    """The agent called ``name`` that a resume by ``agent`` goes on as; ``ValueError`` if
+    ``agent`` neither is it nor hands off to it."""
+    found = reachable(agent, name)
+    if found is None:
+        raise ValueError(
+            f"the paused calls were made by the agent {name!r}, which {agent.name!r} does not "
+            "hand off to: resume with that agent"
+        )
+    return found
 
 
 class Handoffs:

@@ -96,9 +96,13 @@ class RunBudget:
         """Count one reply (``usage``; ``total`` is the run's, this reply included); its cost
         at the price of ``model``, else of the model ``transport`` names."""
         limits = self.limits
-        self._over("input_tokens", total.input_tokens, limits.input_tokens)
-        self._over("output_tokens", total.output_tokens, limits.output_tokens)
-        self._over("total_tokens", total.input_tokens + total.output_tokens, limits.total_tokens)
+        if limits.input_tokens is not None:
+            self._over("input_tokens", total.input_tokens, limits.input_tokens)
+        if limits.output_tokens is not None:
+            self._over("output_tokens", total.output_tokens, limits.output_tokens)
+        if limits.total_tokens is not None:
+            spent = total.input_tokens + total.output_tokens
+            self._over("total_tokens", spent, limits.total_tokens)
         if limits.cost is not None:
             if model is None and isinstance(transport, NamesModel):
                 model = transport.model
@@ -108,16 +112,19 @@ class RunBudget:
     def admit(self, iteration: int) -> str | None:
         """Whether a call of ``iteration``'s reply may run: None, or why it may not. Called as
         each call is dispatched, in the reply's order, before any of it runs."""
-        if self.exceeded is None and self.past_time():
+        if self.exceeded is None and self.ends_at is not None and self.past_time():
             self._time_up()
         if self.exceeded is not None:
             return f"the run passed its {self.exceeded.limit} limit."
         if iteration != self.reply:
             self.reply, self.reply_calls = iteration, 0
-        cap = self.limits.tool_calls_per_turn
+        limits = self.limits
+        cap = limits.tool_calls_per_turn
         if cap is not None and self.reply_calls >= cap:
             return f"only {cap} calls of one reply may run (tool_calls_per_turn)."
-        if self._over("tool_calls", self.tool_calls + 1, self.limits.tool_calls):
+        most = limits.tool_calls
+        if most is not None and self.tool_calls >= most:
+            self._over("tool_calls", self.tool_calls + 1, most)
             return "the run passed its tool_calls limit."
         self.reply_calls += 1
         self.tool_calls += 1
@@ -157,7 +164,7 @@ class RunBudget:
 
     def check(self) -> None:
         """Raise the limit the run passed, if any (after its calls were answered)."""
-        if self.exceeded is None and self.past_time():
+        if self.exceeded is None and self.ends_at is not None and self.past_time():
             self._time_up()
         if self.exceeded is not None:
             raise self.exceeded
@@ -175,8 +182,8 @@ class RunBudget:
             assert seconds is not None
             self.exceeded = LimitExceeded("seconds", seconds, seconds)
 
-    def _over(self, limit: str, value: float, maximum: float | None) -> bool:
-        if maximum is None or value <= maximum:
+    def _over(self, limit: str, value: float, maximum: float) -> bool:
+        if value <= maximum:
             return False
         if self.exceeded is None:
             self.exceeded = LimitExceeded(limit, value, maximum)

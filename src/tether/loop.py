@@ -17,7 +17,7 @@ from .approval import Decisions, Reopening, decision_message, hold, read_stored,
 from .config import AgentConfig
 from .dispatch import ToolDispatcher, dispatcher_for, finished, run_calls, started
 from .early import CallStart, call_start
-from .errors import MaxIterationsError, OutputValidationError, RunCancelled, ToolNotFoundError
+from .errors import MaxIterationsError, RunCancelled, ToolNotFoundError
 from .events import (
     ContextTrimmed,
     Error,
@@ -29,7 +29,7 @@ from .events import (
     StreamEvent,
     session_end,
 )
-from .handoff import Handoffs
+from .handoff import Handoffs, resumer
 from .interrupt import survive
 from .limits import RunBudget, linked
 from .messages import Message, ToolResultBlock, ToolUseBlock
@@ -42,8 +42,8 @@ from .middleware import (
     model_chain,
     run_chain,
 )
-from .output import DONE, OutputCheck, OutputSpec
-from .reply import ReplyBuilder, ReplyRequest, stream_reply
+from .output import DONE, OutputCheck, OutputSpec, typed_model
+from .reply import ModelSettings, ReplyBuilder, ReplyRequest, stream_reply
 from .results import interrupted_result, not_run_result
 from .runstate import RunState, UserInput
 from .steps import (
@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
 
+
 class Run:
     """One run of the loop: its history, its state, and the steps of one iteration."""
 
@@ -87,6 +88,7 @@ class Run:
         "history",
         "listings",
         "middleware",
+        "model",
         "model_chain",
         "notice",
         "output",
@@ -110,6 +112,7 @@ class Run:
     ) -> None:
         self.agent = agent
         self.output = None if output is None else OutputCheck(output)
+        self.model = self._model_of(agent)
         self.state = state
         self.store = state.context
         self.cancel = cancel
@@ -150,7 +153,10 @@ class Run:
             history = [model_view(m, limit) for m in history]
         self.history = history
         if opened is not None or self.decisions is not None:
-            await self._reopen(reopening(opened, self.decisions), user_message)
+            plan = reopening(opened, self.decisions)
+            if self.decisions is not None and opened is not None and opened.by is not None:
+                self._resume_as(opened.by)
+            await self._reopen(plan, user_message)
         elif user_message is not None:
             first = (
                 user_message if isinstance(user_message, Message) else Message("user", user_message)
@@ -423,7 +429,7 @@ class Run:
         assert end is not None
         state.usage = state.usage + end.usage
         if self.budget is not None:
-            self.budget.charge_reply(end.usage, state.usage, end.model, self.agent.transport)
+            self.budget.charge_reply(end.usage, state.usage, end.model, self.model.transport)
         message, calls = reply.build()
         if message is not None and self.handoffs is not None:  # say who answered
             message = Message(message.role, message.content, self.agent.name)
@@ -459,11 +465,28 @@ class Run:
         """Go on as ``target``: its prompt, model, tools and handoffs. The history, the
         iteration count, the limits and the middleware stay the run's (a door's middleware, a
         session's hooks say, wraps the whole run)."""
-        assert target is not None and self.handoffs is not None
+        assert target is not None
         self.notice = Handoff(self.agent.name, target.name)
-        self.agent, self.listings = target, None
-        self.handoffs.offer(target)
-        self.start = call_start(target)
+        self._become(target)
+
+    def _become(self, agent: AgentConfig) -> None:
+        """Go on as ``agent``, one the run's agent hands off to: its prompt, model, tools and
+        handoffs."""
+        assert self.handoffs is not None
+        self.agent, self.model, self.listings = agent, self._model_of(agent), None
+        self.handoffs.offer(agent)
+        self.start = call_start(agent)
+
+    def _resume_as(self, name: str) -> None:
+        """A resume goes on as the agent that made the paused reply (a handoff's target, say),
+        whose tools run the approved calls."""
+        if name != self.agent.name:
+            self._become(resumer(self.agent, name))
+
+    def _model_of(self, agent: AgentConfig) -> ModelSettings:
+        """What ``agent``'s replies read: the agent itself, or a typed run's settings asking
+        for its output."""
+        return agent if self.output is None else typed_model(agent, self.output.spec)
 
     async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
         """Answer the calls of a reply that ended before they were complete (their events);
@@ -498,24 +521,12 @@ class Run:
         return DONE if self.output is None else self._check_output(self.output)
 
     async def _check_output(self, check: OutputCheck) -> None:
-        """Read a typed run's answer as its type. An invalid one goes back to the model with
-        what was wrong and the run goes on, ``output_retries`` times, then ends the run."""
-        from pydantic import ValidationError  # noqa: PLC0415 - only typed runs load it
-
-        state, spec = self.state, check.spec
-        try:
-            state.output = spec.read(state.final_text)
-        except ValidationError as exc:
-            if check.repairs >= self.agent.output_retries:
-                raise OutputValidationError(
-                    f"the answer is not a valid {spec.name} after {check.repairs} repair "
-                    f"attempt(s): {exc}",
-                    text=state.final_text,
-                    errors=exc.errors(include_url=False),
-                ) from exc
-            check.repairs += 1
+        """Read a typed run's answer as its type; an invalid one goes back to the model (the
+        run goes on) until ``output_retries`` are spent, then ends the run."""
+        repair = check.read(self.state, self.agent.output_retries)
+        if repair is not None:
             self.finished = False
-            await self._append(Message("user", spec.repair(exc)))
+            await self._append(repair)
 
     # -- storing ----------------------------------------------------------------------------------
 

@@ -11,12 +11,18 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from .errors import OutputValidationError
+from .messages import Message
 from .transports.base import TakesResponseFormat
 
 if TYPE_CHECKING:
+    from .clock import Clock
     from .config import AgentConfig
+    from .runstate import RunState
+    from .transports.base import CompletionTransport
+    from .transports.retry import RetryPolicy
 
-__all__ = ["DONE", "OutputCheck", "OutputSpec", "asking_for", "spec_for"]
+__all__ = ["DONE", "OutputCheck", "OutputSpec", "TypedModel", "spec_for", "typed_model"]
 
 T = TypeVar("T")
 
@@ -27,31 +33,30 @@ _MAX_ERRORS = 10  # validation errors quoted back to the model
 @dataclass(frozen=True, slots=True)
 class OutputSpec(Generic[T]):
     """What a typed run asks for and how it reads the answer (pydantic validates); the schema
-    is made once, when the spec is."""
+    and the instruction that quotes it are made once, when the spec is."""
 
     target: type[T]
     adapter: Any
     schema: dict[str, Any]
+    instruction: str  # the shape the answer must take, for a model asked in words
 
     @classmethod
     def of(cls, output: type[T]) -> OutputSpec[T]:
         from pydantic import TypeAdapter  # noqa: PLC0415 - only typed answers load it
 
         adapter = TypeAdapter(output)
-        return cls(output, adapter, adapter.json_schema())
+        schema = adapter.json_schema()
+        shape = json.dumps(schema, separators=(",", ":"))
+        instruction = (
+            "Answer with only a JSON value (no prose, no code fence) that matches this JSON "
+            f"Schema: {shape}"
+        )
+        return cls(output, adapter, schema, instruction)
 
     @property
     def name(self) -> str:
         """The type's name, as the response format and error messages give it."""
         return getattr(self.target, "__name__", None) or str(self.target)
-
-    def instruction(self) -> str:
-        """The shape the answer must take, for a model asked in words."""
-        schema = json.dumps(self.schema, separators=(",", ":"))
-        return (
-            "Answer with only a JSON value (no prose, no code fence) that matches this JSON "
-            f"Schema: {schema}"
-        )
 
     def response_format(self) -> dict[str, Any]:
         """The provider's JSON-schema response format for this type."""
@@ -61,7 +66,7 @@ class OutputSpec(Generic[T]):
     def read(self, text: str) -> T:
         """The answer as a ``T``; raises pydantic's ``ValidationError`` if it is not one."""
         body = text.strip()
-        fenced = _FENCE.match(body)
+        fenced = _FENCE.match(body) if body.startswith("```") else None
         if fenced:
             body = fenced.group(1).strip()
         value: T = self.adapter.validate_json(body)
@@ -81,15 +86,27 @@ class OutputSpec(Generic[T]):
         )
 
 
-def asking_for(agent: AgentConfig, spec: OutputSpec[Any]) -> AgentConfig:
-    """``agent`` for one typed run: its transport with the response format set where it takes
-    one, else its system prompt with the instruction added."""
-    transport = agent.transport
+@dataclass(frozen=True, slots=True)
+class TypedModel:
+    """An agent's model settings for a typed run (what a reply reads: a ``ModelSettings``),
+    made without copying the agent: a copy costs more than the rest of a short run."""
+
+    transport: CompletionTransport
+    system: str
+    retry: RetryPolicy
+    clock: Clock
+
+
+def typed_model(agent: AgentConfig, spec: OutputSpec[Any]) -> TypedModel:
+    """``agent``'s model settings asking for ``spec``: its transport with the response format
+    set where it takes one, else its system prompt with the instruction added."""
+    transport, system = agent.transport, agent.system
     if _takes_format(type(transport)):
         assert isinstance(transport, TakesResponseFormat)
-        return agent.copy(transport=transport.with_response_format(spec.response_format()))
-    system = f"{agent.system}\n\n{spec.instruction()}" if agent.system else spec.instruction()
-    return agent.copy(system=system)
+        transport = transport.with_response_format(spec.response_format())
+    else:
+        system = f"{system}\n\n{spec.instruction}" if system else spec.instruction
+    return TypedModel(transport, system, agent.retry, agent.clock)
 
 
 @functools.cache
@@ -118,6 +135,26 @@ class OutputCheck:
 
     spec: OutputSpec[Any]
     repairs: int = 0
+
+    def read(self, state: RunState, retries: int) -> Message | None:
+        """Read the run's answer into ``state.output``; an invalid one gives the message that
+        sends it back for repair, or ``OutputValidationError`` once ``retries`` are spent."""
+        from pydantic import ValidationError  # noqa: PLC0415 - only typed runs load it
+
+        spec = self.spec
+        try:
+            state.output = spec.read(state.final_text)
+        except ValidationError as exc:
+            if self.repairs >= retries:
+                raise OutputValidationError(
+                    f"the answer is not a valid {spec.name} after {self.repairs} repair "
+                    f"attempt(s): {exc}",
+                    text=state.final_text,
+                    errors=exc.errors(include_url=False),
+                ) from exc
+            self.repairs += 1
+            return Message("user", spec.repair(exc))
+        return None
 
 
 class _Done:

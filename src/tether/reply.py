@@ -228,11 +228,12 @@ class ModelSettings(Protocol):
 
 
 class ReplySource(Protocol):
-    """The run a reply belongs to (the loop's ``Run`` is one): its agent, cancellation token,
-    model middleware (None: none) and the run as middleware sees it."""
+    """The run a reply belongs to (the loop's ``Run`` is one): its model settings (the agent's,
+    or a typed run's), cancellation token, model middleware (None: none) and the run as
+    middleware sees it."""
 
     @property
-    def agent(self) -> ModelSettings: ...
+    def model(self) -> ModelSettings: ...
     @property
     def cancel(self) -> CancellationToken | None: ...
     @property
@@ -265,7 +266,7 @@ def _retry_delay(agent: ModelSettings, exc: BaseException, attempt: int) -> floa
 
 async def _wait_to_retry(source: ReplySource, delay: float, exc: BaseException) -> None:
     """Wait ``delay`` on the agent's clock, unless the run is cancelled meanwhile."""
-    clock = source.agent.clock
+    clock = source.model.clock
     if source.cancel is None:
         await clock.sleep(delay)
     elif await source.cancel.sleep(delay, clock):
@@ -279,7 +280,7 @@ async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, Non
     token interrupts the stream and the waits.
     """
     source = request.source
-    agent, cancel, chain = source.agent, source.cancel, source.model_chain
+    agent, cancel, chain = source.model, source.cancel, source.model_chain
     messages, tools = request.messages, request.tools
     interrupt = None
     if cancel is not None:
@@ -350,7 +351,7 @@ async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, Non
 
 def _model_request(request: ReplyRequest, attempt: int) -> ModelRequest:
     """The middleware's view of one attempt at the reply."""
-    r, agent = request, request.source.agent
+    r, agent = request, request.source.model
     return ModelRequest(
         r.messages, r.tools, agent.system, r.iteration, agent.transport, attempt, r.source.request
     )

@@ -8,7 +8,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
-from ..events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta, ToolUseStart
+from ..events import Handoff, IterationEnd, SessionEndEvent, StreamEvent, TextDelta, ToolUseStart
 from ..messages import ToolResultBlock
 from ..middleware import (
     Middleware,
@@ -44,6 +44,7 @@ class Tracing(Middleware):
         self.sink = sink
         self.capture_content = capture_content
         self._runs: dict[RunRequest, Span] = {}
+        self._answering: dict[RunRequest, str] = {}  # a handed-off run's current agent
         self._secrets = environment_secrets() if capture_content else ()
 
     def _parent(self, run: RunRequest | None) -> Span | None:
@@ -72,13 +73,26 @@ class Tracing(Middleware):
                     if type(event) is SessionEndEvent:
                         span.set(_end_attributes(event))
                         error = event.error
+                    elif type(event) is Handoff:
+                        self._handed_off(run, span, event)
                     yield event
         except BaseException as exc:
             error = exc
             raise
         finally:
             del self._runs[run]
+            self._answering.pop(run, None)
             span.end(error)
+
+    def _handed_off(self, run: RunRequest, span: Span, handoff: Handoff) -> None:
+        """The run goes on as another agent: an event on its span, and the model calls from
+        now on name the agent that makes them."""
+        self._answering[run] = handoff.to_agent
+        span.event(
+            "tether.handoff",
+            {"tether.handoff.from": handoff.from_agent, "tether.handoff.to": handoff.to_agent},
+        )
+        span.set({"tether.agent.final": handoff.to_agent})
 
     async def wrap_model_call(
         self, request: ModelRequest, call_next: ModelHandler
@@ -91,6 +105,7 @@ class Tracing(Middleware):
             self._parent(request.run),
             {
                 **model_attributes(request),
+                **self._speaker(request.run),
                 **self._prompt(request),
             },
         )
@@ -117,6 +132,13 @@ class Tracing(Middleware):
             raise
         finally:
             span.end(error)
+
+    def _speaker(self, run: RunRequest | None) -> dict[str, Any]:
+        """The agent making a model call: the run's own, or the one a handoff gave it to."""
+        if run is None:
+            return {}
+        name = self._answering.get(run) or run.agent.name
+        return {} if name is None else {"gen_ai.agent.name": name}
 
     async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
         attributes = tool_attributes(call)

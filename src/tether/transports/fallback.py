@@ -114,17 +114,6 @@ class _Miss:
     error: Exception | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Opened:
-    """The transport that began answering: its place, whether it is a trial, its first event and
-    the rest of its stream."""
-
-    index: int
-    trial: bool
-    first: StreamEvent
-    events: AsyncIterator[StreamEvent]
-
-
 def _falls_back(exc: BaseException) -> bool:
     """Whether a failure before the first event moves the call to the next transport."""
     return isinstance(exc, ContextWindowExceededError) or is_retryable(exc)
@@ -207,65 +196,69 @@ class FallbackTransport:
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncGenerator[StreamEvent, None]:
-        opened = await self._open(messages, tools, system)
-        if opened is None:
-            return
-        index, trial = opened.index, opened.trial
-        model = self._models[index]
-        ended = False
-        step = opened.events.__anext__
-        try:
-            event = opened.first
-            while True:
-                if type(event) is IterationEnd:
-                    ended = True
-                    event = _named(event, model)
-                yield event
-                event = await step()
-        except StopAsyncIteration:
-            self._ended(index, trial, ended)
-        except Exception as exc:
-            self._failed(index, trial, exc)
-            raise
-        except BaseException:  # cancelled, or closed by the consumer
-            self._ended(index, trial, ended)
-            raise
-        finally:
-            await _close(opened.events)
-
-    async def _open(
-        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
-    ) -> _Opened | None:
-        """The first transport that begins answering, with its first event; None when one's
-        stream ended empty (the engine reports that); raises when none can answer."""
+        # One generator opens and relays (no coroutine per call for the opening): this wrapper
+        # is the whole cost of a fallback whose primary is healthy.
         misses: list[_Miss] = []
-        for index, transport in enumerate(self.transports):
-            trial = self._admit(index)
-            if trial is None:
-                misses.append(_Miss(index, None))
-                continue
+        index = -1
+        while True:
+            index, trial = self._next(index, misses)
             events: AsyncIterator[StreamEvent] | None = None
-            try:
-                events = transport.stream(messages, tools, system)
-                first = await anext(events)
-            except StopAsyncIteration:
+            try:  # a transport's ``stream`` may itself raise
+                events = self.transports[index].stream(messages, tools, system)
+                event = await anext(events)
+                break
+            except StopAsyncIteration:  # an empty stream: the engine reports it
                 self._ended(index, trial, False)
-                return None
+                return
             except Exception as exc:
                 await _close(events)
-                self._failed(index, trial, exc)
-                if not _falls_back(exc):
-                    raise
-                log.info("model call to %s failed, trying the next: %s", _label(transport), exc)
-                misses.append(_Miss(index, exc))
-                continue
+                self._missed(index, trial, exc, misses)
             except BaseException:
                 await _close(events)
                 self._ended(index, trial, False)
                 raise
-            self._answered = index
-            return _Opened(index, trial, first, events)
+        self._answered = index
+        model = self._models[index]
+        ended = type(event) is IterationEnd
+        try:
+            yield _named(event, model) if ended else event
+            async for later in events:
+                if type(later) is IterationEnd:
+                    ended = True
+                    yield _named(later, model)
+                else:
+                    yield later
+        except Exception as exc:
+            await _close(events)
+            self._failed(index, trial, exc)
+            raise
+        except BaseException:  # cancelled, or closed by the consumer
+            await _close(events)
+            self._ended(index, trial, ended)
+            raise
+        self._ended(index, trial, ended)  # the inner stream ran to its end: nothing to close
+
+    def _next(self, after: int, misses: list[_Miss]) -> tuple[int, bool]:
+        """The next transport after ``after`` that may be called, and whether its call is the
+        half-open trial; those held back are added to ``misses``. Raises when none is left."""
+        if after < 0 and self._health[0] is _CLOSED:  # the common case, at no cost
+            return 0, False
+        for index in range(after + 1, len(self.transports)):
+            trial = self._admit(index)
+            if trial is not None:
+                return index, trial
+            misses.append(_Miss(index, None))
         raise self._exhausted(misses)
+
+    def _missed(self, index: int, trial: bool, exc: Exception, misses: list[_Miss]) -> None:
+        """Record a failure before the first event; re-raise it unless it moves the call on."""
+        self._failed(index, trial, exc)
+        if not _falls_back(exc):
+            raise exc
+        log.info(
+            "model call to %s failed, trying the next: %s", _label(self.transports[index]), exc
+        )
+        misses.append(_Miss(index, exc))
 
     def _admit(self, index: int) -> bool | None:
         """Let a call through to transport ``index``: whether it is the half-open trial, None if
