@@ -27,6 +27,7 @@ from tether import (
     ToolUseBlock,
     Usage,
     report_progress,
+    tool,
 )
 from tether.errors import BadRequestError
 from tether.testing import Call, Reply, ScriptedTransport
@@ -90,6 +91,30 @@ async def test_any_output_type_is_dumped_by_its_type_adapter() -> None:
     helper = Agent("count", ScriptedTransport([Reply(" [1, 2, 3] ")]), output_type=list[int])
     (result,) = results(await events_of(delegating(helper.as_tool(), "count")))
     assert result.content == "[1,2,3]"
+
+
+def test_an_agent_whose_calls_wait_for_a_person_cannot_be_a_tool() -> None:
+    """Its run is on a fresh, unstored context: a held call could never be resumed."""
+    gated = Agent("s", ScriptedTransport([]), name="payer", approval={"pay"})
+    with pytest.raises(ValueError, match="'payer' has approval= and cannot be a tool"):
+        gated.as_tool()
+
+
+async def test_a_sub_run_that_pauses_after_all_is_the_calls_error_not_an_empty_answer() -> None:
+    """A sub-agent may reach a gated agent through a handoff: the pause is an error result that
+    names the held call, never an empty answer."""
+
+    @tool
+    def pay(amount: int) -> str:
+        """Pay."""
+        return "paid"
+
+    cashier_model = ScriptedTransport([Reply(tool_calls=[Call("pay", {"amount": 5}, id="p1")])])
+    cashier = Agent("cash", cashier_model, tools=[pay], name="cashier", approval={"pay"})
+    front = ScriptedTransport([Reply(tool_calls=[Call("transfer_to_cashier", {})])])
+    helper = Agent("front desk", front, name="desk", handoffs=[cashier])
+    (result,) = results(await events_of(delegating(helper.as_tool(), "pay 5")))
+    assert result.is_error and "wait for approval: pay (p1)" in str(result.content)
 
 
 # -- name, description, parameter -----------------------------------------------------------------

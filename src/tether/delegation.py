@@ -31,13 +31,21 @@ class SubAgent(Protocol):
     system: str
     output_type: Any
     max_iterations: int
+    approval: Any
 
     def run_stream(self, user_message: str, context: ContextStore | None = None) -> AgentStream: ...
 
 
 def agent_tool(agent: SubAgent, name: str | None = None, description: str | None = None) -> Tool:
     """``agent`` as a tool (see the module); ``name`` defaults to the agent's name made a valid
-    tool name, ``description`` to the first line of its system prompt."""
+    tool name, ``description`` to the first line of its system prompt. An agent whose calls wait
+    for a person cannot be one: its run is not stored where a resume could find it."""
+    if agent.approval is not None:
+        raise ValueError(
+            f"the agent {agent.name!r} has approval= and cannot be a tool: a sub-agent's run is "
+            "not stored, so a call held for a person could never be resumed. Hold the "
+            "delegating call instead: approval={<the tool's name>} on the calling agent"
+        )
     return Tool(
         tool_name(agent.name) if name is None else name,
         _Delegation(agent),
