@@ -984,3 +984,49 @@ async def test_a_session_pauses_for_approval_and_another_process_resumes_it(
         assert await later.resume(approve=["w1"]) == "Sunny, 22."
         assert seen == [{"city": "Paris"}]
         assert later.state.messages[-1].text == "Sunny, 22."
+
+
+@pytest.mark.parametrize("decide", ["approve", "deny-then-approve"])
+async def test_a_paused_session_saved_to_a_conversation_store_resumes_after_loading(
+    tmp_path: Path, decide: str
+) -> None:
+    """padwan-ai's snapshot stores keep a pause too: the held call is not "not run" after a
+    load, and the record of a partial decision reads back (so only the rest can be decided)."""
+    from tether import RunPaused
+
+    seen: list[dict[str, Any]] = []
+    calls = [Call("get_weather", {"city": c}, id=f"w{i}") for i, c in enumerate(("Paris", "Oslo"))]
+    first = AgentSession(
+        ScriptedTransport([Reply(tool_calls=calls)]),
+        mcp_tools=[weather_tool(seen)],
+        store=JsonStore(tmp_path),
+        session_id="trip",
+        approval={"get_weather"},
+    )
+    with pytest.raises(RunPaused):
+        await first.send("Weather in Paris and Oslo?")
+    first.save()
+
+    def load(replies: list[Reply]) -> AgentSession:
+        return AgentSession.load(
+            store=JsonStore(tmp_path),
+            session_id="trip",
+            client=ScriptedTransport(replies),
+            mcp_tools=[weather_tool(seen)],
+            approval={"get_weather"},
+        )
+
+    if decide == "deny-then-approve":
+        middle = load([])
+        with pytest.raises(RunPaused) as still:
+            await middle.resume(deny={"w0": "not Paris"})
+        assert [c.id for c in still.value.pending] == ["w1"]
+        middle.save()
+        with pytest.raises(ValueError, match="w0"):
+            await load([]).resume(approve=["w0"])  # decided already: refused after a load
+    later = load([Reply("Sunny.")])
+    approve = ["w1"] if decide == "deny-then-approve" else ["w0", "w1"]
+    assert await later.resume(approve=approve) == "Sunny."
+    assert [s["city"] for s in seen] == (
+        ["Oslo"] if decide == "deny-then-approve" else ["Paris", "Oslo"]
+    )

@@ -319,3 +319,13 @@ def test_a_json_file_store_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "s1.json"
     path.write_text(json.dumps(snapshot()))
     assert read_snapshot(json.loads(path.read_text()), "s1") == ("Be brief.", HISTORY)
+
+
+def test_the_name_of_the_agent_that_wrote_a_message_reads_back() -> None:
+    """After a handoff the history says who answered; a snapshot keeps it, and a name that is
+    not a string is refused."""
+    named = [Message("user", "refund?"), Message("assistant", "Done.", "billing")]
+    assert read_snapshot(snapshot(named), "s1")[1][1].name == "billing"
+    data = snapshot(named)
+    data["messages"][1]["name"] = 7
+    refused(data, "message 1: 'name' must be a string")

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
+from ..approval import RECORD, open_calls
 from ..jsonforms import block_from_dict, message_to_dict
 from ..messages import ContentBlock, Message, Role, ToolResultBlock, ToolUseBlock
 from ..results import not_run_result
@@ -98,7 +99,9 @@ def read_snapshot(data: Any, session_id: str) -> tuple[str | None, list[Message]
         )
     system, messages = _header(data, session_id, where)
     read = [_message(item, n, where) for n, item in enumerate(messages)]
-    return system, _answered(read, where)
+    opened = open_calls(read)  # calls held for a person stay unanswered: the session is paused
+    waiting = frozenset(c.id for c in opened.pending) if opened is not None else frozenset()
+    return system, _answered(read, where, waiting=waiting)
 
 
 def read_usage(data: Any, session_id: str) -> Usage | None:
@@ -157,13 +160,16 @@ def _read_message(item: Any) -> Message:
         raise _Bad(f"'role' must be 'user', 'assistant' or 'system', got {_shown(given)}")
     if not isinstance(content, list):
         raise _Bad("'content' must be a list of blocks")
+    name = item.get("name")
+    if name is not None and not isinstance(name, str):
+        raise _Bad("'name' must be a string (the agent that wrote the message)")
     blocks: list[ContentBlock] = []
     for b, block in enumerate(content):
         try:
             blocks.append(_block(block, role))
         except _Bad as bad:
             raise _Bad(str(bad), b) from None
-    return Message(role, tuple(blocks))
+    return Message(role, tuple(blocks), name)
 
 
 def _block(block: Any, role: str) -> ContentBlock:
@@ -173,11 +179,16 @@ def _block(block: Any, role: str) -> ContentBlock:
     check = _CHECKS.get(kind) if isinstance(kind, str) else None
     if check is None:
         raise _Bad(f"unknown block type {_shown(kind)}")
-    if kind not in _HOLDS[role]:
+    if kind not in _HOLDS[role] and not (role == "user" and _is_record(block)):
         article = "an" if role == "assistant" else "a"
         raise _Bad(f"{article} {role} message cannot hold a {kind} block")
     check(block)
     return block_from_dict(block)
+
+
+def _is_record(block: dict[str, Any]) -> bool:
+    """Whether a block is an approval record (a resume's decisions, kept in a user message)."""
+    return block.get("type") == "reasoning" and block.get("provider") == RECORD
 
 
 def _field(block: dict[str, Any], name: str, kinds: tuple[type, ...], wanted: str) -> None:
@@ -267,11 +278,14 @@ _HOLDS: dict[str, frozenset[str]] = {
 
 
 def _answered(
-    messages: list[Message], where: str, origin: Sequence[int] | None = None
+    messages: list[Message],
+    where: str,
+    origin: Sequence[int] | None = None,
+    waiting: frozenset[str] = frozenset(),
 ) -> list[Message]:
     """``messages`` with every result answering a call of the message just before it (else
     ``SnapshotError``, naming the message as ``origin`` numbers them) and every call answered
-    (an error result added where none is)."""
+    (an error result added where none is), but those ``waiting`` for a person."""
     out: list[Message] = []
     calls: list[ToolUseBlock] = []
     started = False  # a message other than a system one was seen
@@ -290,6 +304,8 @@ def _answered(
                 out.append(Message("user", tuple(_unanswered(c) for c in calls)))
             out.append(message)
         calls = _calls(message, n, where) if message.role == "assistant" else []
+        if waiting:
+            calls = [c for c in calls if c.id not in waiting]
     if calls:
         out.append(Message("user", tuple(_unanswered(c) for c in calls)))
     return out
