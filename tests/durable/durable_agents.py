@@ -16,6 +16,8 @@ import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from tether import Agent, Message, StreamEvent, TextBlock, ToolResultBlock, tool
 from tether.durable import DurableOptions, TemporalAgent, current_call
 from tether.errors import RateLimitError
@@ -154,6 +156,31 @@ falling_back = TemporalAgent(
     ),
     name="falling_back",
     options=FAST,
+)
+
+
+class Total(BaseModel):
+    """What ``summing`` answers with."""
+
+    total: int
+
+
+class SumModel:
+    """Answers in words first; asked again (the typed run's repair message), with the JSON the
+    instruction in its system prompt asks for, the sum of the numbers in the prompt."""
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        prompt = next(b.text for b in messages[0].content if isinstance(b, TextBlock))
+        repairing = len(messages) > 1 and "JSON Schema" in system
+        total = sum(int(word) for word in prompt.split() if word.isdigit())
+        yield TextDelta(0, json.dumps({"total": total}) if repairing else f"about {total}")
+        yield IterationEnd(0, StopReason.END_TURN, Usage(len(messages), 1))
+
+
+summing = TemporalAgent(
+    Agent("You add numbers.", SumModel(), output_type=Total), name="summing", options=FAST
 )
 
 

@@ -136,6 +136,21 @@ async def test_a_fallback_transport_answers_inside_the_model_activities(
     assert replayed.replay_failure is None
 
 
+async def test_a_typed_agent_answers_its_validated_value_repaired_inside_the_workflow(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
+    """``output_type`` under a durable run: the instruction reaches the model activity, the
+    answer in words goes back for repair inside the workflow, and ``run`` gives the value."""
+    queue = _queue(request)
+    async with da.summing.worker(client, queue):
+        assert await da.summing.run(client, "3 and 5", task_queue=queue) == da.Total(total=8)
+        run = await da.summing.start(client, "2 and 2", task_queue=queue)
+        assert await run.answer() == '{"total": 4}'  # the text; ``run`` reads it as the type
+        transcript = await run.transcript()
+    assert [m.text for m in transcript if m.role == "assistant"] == ["about 4", '{"total": 4}']
+    assert "did not match the required JSON Schema" in transcript[2].text
+
+
 async def test_approval_waits_and_a_denial_reaches_the_model(
     client: Client, ledger: Path, request: pytest.FixtureRequest
 ) -> None:

@@ -15,6 +15,7 @@ from temporalio.worker import Worker
 
 from ..agent import Agent
 from ..approval import Approval, check_approval
+from ..output import spec_for
 from ..stores.base import SessionRows
 from ..tools.tool import Tool
 from .activities import AgentActivities, activity_names
@@ -106,10 +107,15 @@ class TemporalAgent:
 
     async def run(
         self, client: Client, prompt: str, *, task_queue: str, id: str | None = None
-    ) -> str:
-        """Run ``prompt`` durably to its answer (``DurableRunError`` if it ended with an error)."""
+    ) -> Any:
+        """Run ``prompt`` durably to its answer (``DurableRunError`` if it ended with an error):
+        its text, or for an agent with ``output_type`` the value (validated, and sent back for
+        repair, inside the workflow as ``Agent.run`` does)."""
         started = await self.start(client, prompt, task_queue=task_queue, id=id)
-        return await started.answer()
+        answer = await started.answer()
+        if self.agent.output_type is None:
+            return answer
+        return spec_for(self.agent.output_type).read(answer)
 
     def get(self, client: Client, id: str) -> DurableRun:
         """The handle of the run ``id`` (started earlier, by anyone)."""

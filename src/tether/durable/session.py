@@ -22,6 +22,7 @@ from ..jsonforms import event_to_dict, exception_to_dict, message_from_dict, mes
 from ..loop import RunState, run_loop
 from ..messages import Message
 from ..middleware import ToolRequest
+from ..output import spec_for
 from ..tools.tool import Tool
 from ..transports.retry import RetryPolicy
 from ..types import ZERO_USAGE, StopReason, Usage
@@ -172,7 +173,8 @@ class DurableSession:
             else self.agent.copy(max_iterations=max(limit, 1))
         )
         state = RunState(self.context)
-        async with aclosing(run_loop(agent, message, state, None, steering)) as events:
+        typed = None if agent.output_type is None else spec_for(agent.output_type)
+        async with aclosing(run_loop(agent, message, state, None, steering, typed)) as events:
             async for event in events:
                 if isinstance(event, IterationStart):
                     if event.iteration > 1 and self._history_full():
