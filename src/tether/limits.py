@@ -95,14 +95,16 @@ class RunBudget:
     ) -> None:
         """Count one reply (``usage``; ``total`` is the run's, this reply included); its cost
         at the price of ``model``, else of the model ``transport`` names."""
-        limits = self.limits
-        if limits.input_tokens is not None:
-            self._over("input_tokens", total.input_tokens, limits.input_tokens)
-        if limits.output_tokens is not None:
-            self._over("output_tokens", total.output_tokens, limits.output_tokens)
-        if limits.total_tokens is not None:
-            spent = total.input_tokens + total.output_tokens
-            self._over("total_tokens", spent, limits.total_tokens)
+        limits = self.limits  # each compared here first: most replies pass no limit
+        most = limits.input_tokens
+        if most is not None and total.input_tokens > most:
+            self._over("input_tokens", total.input_tokens, most)
+        most = limits.output_tokens
+        if most is not None and total.output_tokens > most:
+            self._over("output_tokens", total.output_tokens, most)
+        most = limits.total_tokens
+        if most is not None and total.input_tokens + total.output_tokens > most:
+            self._over("total_tokens", total.input_tokens + total.output_tokens, most)
         if limits.cost is not None:
             if model is None and isinstance(transport, NamesModel):
                 model = transport.model

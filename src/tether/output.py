@@ -16,6 +16,8 @@ from .messages import Message
 from .transports.base import TakesResponseFormat
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from .clock import Clock
     from .config import AgentConfig
     from .runstate import RunState
@@ -39,10 +41,11 @@ class OutputSpec(Generic[T]):
     adapter: Any
     schema: dict[str, Any]
     instruction: str  # the shape the answer must take, for a model asked in words
+    invalid: type[ValidationError]  # what the adapter raises for an invalid answer
 
     @classmethod
     def of(cls, output: type[T]) -> OutputSpec[T]:
-        from pydantic import TypeAdapter  # noqa: PLC0415 - only typed answers load it
+        from pydantic import TypeAdapter, ValidationError  # noqa: PLC0415 - only typed runs
 
         adapter = TypeAdapter(output)
         schema = adapter.json_schema()
@@ -51,7 +54,7 @@ class OutputSpec(Generic[T]):
             "Answer with only a JSON value (no prose, no code fence) that matches this JSON "
             f"Schema: {shape}"
         )
-        return cls(output, adapter, schema, instruction)
+        return cls(output, adapter, schema, instruction, ValidationError)
 
     @property
     def name(self) -> str:
@@ -86,7 +89,7 @@ class OutputSpec(Generic[T]):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: made once per run, and a frozen init costs twice as much
 class TypedModel:
     """An agent's model settings for a typed run (what a reply reads: a ``ModelSettings``),
     made without copying the agent: a copy costs more than the rest of a short run."""
@@ -139,12 +142,10 @@ class OutputCheck:
     def read(self, state: RunState, retries: int) -> Message | None:
         """Read the run's answer into ``state.output``; an invalid one gives the message that
         sends it back for repair, or ``OutputValidationError`` once ``retries`` are spent."""
-        from pydantic import ValidationError  # noqa: PLC0415 - only typed runs load it
-
         spec = self.spec
         try:
             state.output = spec.read(state.final_text)
-        except ValidationError as exc:
+        except spec.invalid as exc:
             if self.repairs >= retries:
                 raise OutputValidationError(
                     f"the answer is not a valid {spec.name} after {self.repairs} repair "

@@ -196,47 +196,39 @@ class FallbackTransport:
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncGenerator[StreamEvent, None]:
-        # One generator opens and relays (no coroutine per call for the opening): this wrapper
-        # is the whole cost of a fallback whose primary is healthy.
+        # One loop opens and relays: this generator is the whole cost of a fallback whose
+        # primary is healthy, so the first event takes the same path as the rest.
         misses: list[_Miss] = []
         index = -1
         while True:
             index, trial = self._next(index, misses)
+            model = self._models[index]
             events: AsyncIterator[StreamEvent] | None = None
+            started = ended = False
             try:  # a transport's ``stream`` may itself raise
                 events = self.transports[index].stream(messages, tools, system)
-                event = await anext(events)
-                break
-            except StopAsyncIteration:  # an empty stream: the engine reports it
-                self._ended(index, trial, False)
-                return
+                async for event in events:
+                    if not started:
+                        started, self._answered = True, index
+                    if type(event) is IterationEnd:
+                        ended = True
+                        yield _named(event, model)
+                    else:
+                        yield event
             except Exception as exc:
                 await _close(events)
+                if started:  # once a model has begun answering, its failure is the caller's
+                    self._failed(index, trial, exc)
+                    raise
                 self._missed(index, trial, exc, misses)
-            except BaseException:
+                continue
+            except BaseException:  # cancelled, or closed by the consumer
                 await _close(events)
-                self._ended(index, trial, False)
+                self._ended(index, trial, ended)
                 raise
-        self._answered = index
-        model = self._models[index]
-        ended = type(event) is IterationEnd
-        try:
-            yield _named(event, model) if ended else event
-            async for later in events:
-                if type(later) is IterationEnd:
-                    ended = True
-                    yield _named(later, model)
-                else:
-                    yield later
-        except Exception as exc:
-            await _close(events)
-            self._failed(index, trial, exc)
-            raise
-        except BaseException:  # cancelled, or closed by the consumer
-            await _close(events)
-            self._ended(index, trial, ended)
-            raise
-        self._ended(index, trial, ended)  # the inner stream ran to its end: nothing to close
+            if self._health[index] is not _CLOSED:  # an empty stream the engine reports too
+                self._ended(index, trial, ended)
+            return
 
     def _next(self, after: int, misses: list[_Miss]) -> tuple[int, bool]:
         """The next transport after ``after`` that may be called, and whether its call is the
