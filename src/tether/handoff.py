@@ -80,7 +80,10 @@ class Handoffs:
                 text = f"Not transferred: this reply already hands the run to {self.target.name}."
                 return ToolResultBlock("", text, True)
             self.target = other
-            return f"Transferred to {other.name}."
+            return (  # what the target reads last: who it is now, and that the request is its
+                f"Transferred to {other.name}. You are now the {other.name} agent: carry on with "
+                "the user's request above, using your own tools."
+            )
 
         description = f"Hand the rest of this conversation to the {other.name} agent{about}"
         return Tool(transfer_name(other), transfer, description, schema=_EMPTY_SCHEMA)
