@@ -24,6 +24,7 @@ from tether import (
     ToolUseStart,
 )
 from tether.messages import ContentBlock
+from tether.prompty.execution.wire import spec_wire
 
 VECTORS = Path(__file__).parent / "prompty" / "vectors"
 
@@ -154,6 +155,7 @@ def request_body(transport_cls: Any, vector: dict[str, Any]) -> dict[str, Any]:
         given["model_id"],
         api_key="k",
         stream=False,
+        **spec_wire(transport_cls),  # what the door gives it
         **to_options(given.get("options") or {}, given.get("outputs") or []),
     )
     body: dict[str, Any] = transport.build_request(

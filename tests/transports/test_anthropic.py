@@ -114,6 +114,7 @@ def _client(replies: Replies, seen: list[httpx.Request], seed: int | None) -> ht
 def _transport(
     replies: Replies, seen: list[httpx.Request], seed: int | None = None, **options: Any
 ) -> AnthropicTransport:
+    options.setdefault("cache", False)  # the wire shapes here; caching: test_prompt_cache.py
     return AnthropicTransport(MODEL, api_key="k", client=_client(replies, seen, seed), **options)
 
 
@@ -535,7 +536,7 @@ def _encode(
     codec: AnthropicCodec | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    return (codec or AnthropicCodec()).encode(
+    return (codec or AnthropicCodec(cache=False)).encode(
         "claude", messages, tools, system, ModelOptions(**options), stream
     )
 
@@ -720,7 +721,7 @@ def test_tools_wire_shape() -> None:
 
 
 def test_strict_tools_get_closed_schemas_once() -> None:
-    codec = AnthropicCodec()
+    codec = AnthropicCodec(cache=False)
     spec = ToolSpec("get_weather", "Weather", WEATHER_SCHEMA, strict=True)
     first = _encode([Message("user", "hi")], [spec], codec=codec)["tools"][0]
     assert first == {
@@ -762,7 +763,7 @@ def test_sampling_options_thinking_and_max_tokens() -> None:
 def test_structured_output_and_extra_body() -> None:
     schema = {"type": "object", "properties": {"city": {"type": "string"}}}
     named = {"name": "out", "schema": schema, "strict": True}
-    codec = AnthropicCodec()
+    codec = AnthropicCodec(cache=False)
     options = ModelOptions(response_format=named, extra_body={"metadata": {"user_id": "u"}})
     body = codec.encode("claude", [Message("user", "hi")], [], "", options, True)
     closed = {**schema, "additionalProperties": False}
@@ -779,7 +780,7 @@ def test_structured_output_and_extra_body() -> None:
 
 
 def test_nested_schema_closing() -> None:
-    codec = AnthropicCodec()
+    codec = AnthropicCodec(cache=False)
     schema = {
         "type": "object",
         "properties": {

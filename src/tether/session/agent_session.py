@@ -31,7 +31,7 @@ from ..limits import Limits
 from ..messages import Message, ToolUseBlock
 from ..stream import AgentStream
 from ..tools.tool import Tool
-from ..transports.base import ClosableTransport, CompletionTransport
+from ..transports.base import ClosableTransport, CompletionTransport, TakesOptions
 from ..types import ZERO_USAGE, Usage
 from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
@@ -124,7 +124,7 @@ class AgentSession:
         self._output: Any = None  # and its value, for a typed run
         self._agent = Agent(
             system or "",
-            self.client,
+            _cache_keyed(self.client, self.session_id),
             tools=[self._tools],
             max_iterations=_UNBOUNDED if max_tool_rounds is None else max_tool_rounds,
             execution=execution,
@@ -415,6 +415,14 @@ class AgentSession:
 
 
 _UNKNOWN = (LookupError, FileNotFoundError)  # a snapshot store's load, of an id it does not know
+
+
+def _cache_keyed(transport: CompletionTransport, session_id: str) -> CompletionTransport:
+    """The transport asking the provider to keep this session's prompt prefix under its id
+    (OpenAI's ``prompt_cache_key``), unless it names a key of its own."""
+    if isinstance(transport, TakesOptions) and transport.options.prompt_cache_key is None:
+        return transport.with_options(prompt_cache_key=session_id)
+    return transport
 
 
 def _transport(client: CompletionTransport | ChatClient | str) -> CompletionTransport:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..events import StreamEvent
 from ..messages import Message
 from ..types import ToolSpec
+
+if TYPE_CHECKING:
+    from .options import ModelOptions
 
 __all__ = [
     "ClosableTransport",
@@ -55,6 +58,18 @@ class ClosableTransport(Protocol):
 
     async def aclose(self) -> None:
         """Release what the transport holds."""
+        ...
+
+
+@runtime_checkable
+class TakesOptions(Protocol):
+    """A transport with ``ModelOptions`` that can be copied with some of them changed."""
+
+    @property
+    def options(self) -> ModelOptions: ...
+
+    def with_options(self, **changes: Any) -> CompletionTransport:
+        """This transport, sharing its connections, with ``changes`` to its options."""
         ...
 
 

@@ -115,14 +115,18 @@ class HttpTransport:
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
 
-    def with_response_format(self, response_format: Mapping[str, Any]) -> HttpTransport:
-        """A copy asking for ``response_format`` (typed output), sharing this one's HTTP client:
+    def with_options(self, **changes: Any) -> HttpTransport:
+        """A copy with ``changes`` to its ``ModelOptions``, sharing this one's HTTP client:
         closing the copy leaves the client to this transport."""
         clone = copy.copy(self)
-        clone.options = dataclasses.replace(self.options, response_format=response_format)
+        clone.options = dataclasses.replace(self.options, **changes)
         clone._codec = clone._make_codec()
         clone._own_client = False
         return clone
+
+    def with_response_format(self, response_format: Mapping[str, Any]) -> HttpTransport:
+        """A copy asking for ``response_format`` (typed output), sharing this one's client."""
+        return self.with_options(response_format=response_format)
 
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str

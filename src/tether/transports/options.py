@@ -18,8 +18,10 @@ class ModelOptions:
 
     ``response_format`` is a JSON Schema for structured output (``{"name": ..., "schema": ...,
     "strict": ...}`` or a bare schema). ``reasoning_effort`` (``"low"``/``"medium"``/``"high"``)
-    and ``thinking_budget`` (tokens, Anthropic) turn on reasoning. ``extra_body`` is merged into
-    the request's top level last, for provider options tether has no name for.
+    and ``thinking_budget`` (tokens, Anthropic) turn on reasoning. ``prompt_cache_key`` (OpenAI's
+    chat and Responses APIs) groups requests that share a prefix so the provider's prompt cache
+    finds them. ``extra_body`` is merged into the request's top level last, for provider options
+    tether has no name for.
     """
 
     temperature: float | None = None
@@ -35,6 +37,7 @@ class ModelOptions:
     response_format: Mapping[str, Any] | None = None
     reasoning_effort: str | None = None
     thinking_budget: int | None = None
+    prompt_cache_key: str | None = None
     extra_body: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
@@ -42,6 +45,10 @@ class ModelOptions:
             raise ValueError("max_tokens must be >= 1")
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ValueError("temperature must be between 0 and 2")
+        if self.prompt_cache_key is not None and not (
+            isinstance(self.prompt_cache_key, str) and self.prompt_cache_key
+        ):
+            raise ValueError("prompt_cache_key must be a non-empty string")
         if isinstance(self.stop, str):
             object.__setattr__(self, "stop", (self.stop,))
 

@@ -25,7 +25,7 @@ from ..model import ConnectionConfig, Model, ModelOptionsConfig, Property
 from ..registry import get_connection
 from ..schema import output_format
 
-__all__ = ["WireError", "model_options", "transport_for"]
+__all__ = ["WireError", "model_options", "spec_wire", "transport_for"]
 
 _OPENAI = ("openai", "azure", "foundry", None)
 _AZURE = ("azure", "foundry")
@@ -126,10 +126,18 @@ def transport_for(
     kwargs.update(base_url=base_url, api_key=key, stream=stream)
     provider = model.provider
     cls = _transport_class(provider, model.api_type)
+    kwargs = {**spec_wire(cls), **kwargs}
     endpoint = None if connection is None else connection.endpoint
     if isinstance(key, EnvValue) and base_url and not isinstance(endpoint, EnvValue):
         _check_key_host(key, base_url, cls.default_base_url, provider)
     return cls(model.id, **kwargs)
+
+
+def spec_wire(cls: type[HttpTransport]) -> dict[str, Any]:
+    """What a transport of ``cls`` is given so its requests are the spec's: Anthropic's without
+    cache breakpoints (§7.5 sends the system prompt as a string; a breakpoint needs a block).
+    A connection whose client is a transport of the caller's own may mark them."""
+    return {"cache": False} if cls is AnthropicTransport else {}
 
 
 def _transport_class(provider: str | None, api_type: str) -> type[HttpTransport]:

@@ -205,6 +205,21 @@ def _messages(messages: Sequence[Message], system: str) -> tuple[list[dict[str, 
     return out, "\n\n".join(system_parts)
 
 
+_EPHEMERAL = {"type": "ephemeral"}
+_CACHEABLE = frozenset(("text", "image", "tool_use", "tool_result"))  # thinking cannot be marked
+
+
+def _mark_newest(messages: list[dict[str, Any]]) -> None:
+    """A cache breakpoint on the newest message's last block that may carry one: the request
+    after this reads everything up to it from the cache. (The blocks are this request's own.)"""
+    if not messages:
+        return
+    for block in reversed(messages[-1]["content"]):
+        if block["type"] in _CACHEABLE:
+            block["cache_control"] = _EPHEMERAL
+            return
+
+
 def _tool_choice(options: ModelOptions) -> dict[str, Any] | None:
     choice = options.tool_choice
     if choice is None:
@@ -225,12 +240,18 @@ class AnthropicCodec:
     ``thinking_budget``), ``temperature``, ``top_p``, ``top_k``, ``stop`` → ``stop_sequences``,
     ``tool_choice`` and ``parallel_tool_calls`` → ``tool_choice``, ``thinking_budget`` →
     ``thinking``, ``response_format`` → ``output_config.format``; ``extra_body`` is merged last.
-    ``seed``, the penalties and ``reasoning_effort`` have no Anthropic field and are left out.
+    ``seed``, the penalties, ``reasoning_effort`` and ``prompt_cache_key`` have no Anthropic
+    field and are left out.
+
+    ``cache`` marks prompt-cache breakpoints (Anthropic caches only where a request marks one):
+    on the system prompt, on the tools and on the newest message, three of the four allowed, so
+    each request reads what the one before wrote.
     """
 
     path = "/v1/messages"
 
-    def __init__(self) -> None:
+    def __init__(self, cache: bool = True) -> None:
+        self.cache = cache
         # Schemas are closed once per options object / strict tool, not on every request.
         self._format_source: Mapping[str, Any] | None = None
         self._format: dict[str, Any] = {}
@@ -256,11 +277,21 @@ class AnthropicCodec:
         if max_tokens is None:
             max_tokens = DEFAULT_MAX_TOKENS + (options.thinking_budget or 0)
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+        cache = self.cache
         if system_text:
-            body["system"] = system_text
+            body["system"] = (
+                [{"type": "text", "text": system_text, "cache_control": _EPHEMERAL}]
+                if cache
+                else system_text
+            )
+        if cache:
+            _mark_newest(wire_messages)
         body["messages"] = wire_messages
         if tools:
-            body["tools"] = [self._tool(t) for t in tools]
+            wire_tools = [self._tool(t) for t in tools]
+            if cache:  # a copy: strict tools' wire forms are kept for the next request
+                wire_tools[-1] = {**wire_tools[-1], "cache_control": _EPHEMERAL}
+            body["tools"] = wire_tools
             choice = _tool_choice(options)
             if choice is not None:
                 body["tool_choice"] = choice

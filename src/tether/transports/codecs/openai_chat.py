@@ -273,6 +273,8 @@ class OpenAIChatCodec:
             body["response_format"] = self._format(options.response_format)
         if options.reasoning_effort is not None:
             body["reasoning_effort"] = options.reasoning_effort
+        if options.prompt_cache_key is not None:
+            body["prompt_cache_key"] = options.prompt_cache_key
 
     def _format(self, given: Mapping[str, Any]) -> dict[str, Any]:
         memo = self._format_memo

@@ -265,6 +265,8 @@ def _encode_options(body: dict[str, Any], options: ModelOptions) -> None:
         body["reasoning"] = {"effort": options.reasoning_effort, "summary": "auto"}
         body["include"] = ["reasoning.encrypted_content"]
         body["store"] = False
+    if options.prompt_cache_key is not None:
+        body["prompt_cache_key"] = options.prompt_cache_key
 
 
 def _text_format(given: Mapping[str, Any]) -> dict[str, Any]:
