@@ -100,6 +100,24 @@ async def test_cost_is_counted_from_the_prices_of_the_model_that_answered() -> N
     assert error.limit == "cost" and error.value == pytest.approx(40.0)
 
 
+async def test_cached_input_is_counted_at_the_cached_price_when_prices_give_one() -> None:
+    """1,000 input tokens of which 800 read from the cache and 100 written to it, 10 out: at
+    (3, 15, 0.3, 3.75) USD per million that is 100*3 + 800*0.3 + 100*3.75 + 10*15 millionths."""
+    usage = Usage(1000, 10, cache_read_tokens=800, cache_write_tokens=100)
+    spent = []
+    for price in [(3.0, 15.0, 0.3, 3.75), (3.0, 15.0)]:
+        model = ScriptedTransport([Reply("done", usage=usage)])
+        model.model = "m"  # type: ignore[attr-defined]
+        agent = Agent("", model, limits=Limits(cost=1e-9, prices={"m": price}))
+        spent.append((await run(agent, MemoryContextStore())).value)
+    assert spent == [
+        pytest.approx((100 * 3 + 800 * 0.3 + 100 * 3.75 + 10 * 15) / 1e6),
+        pytest.approx((1000 * 3 + 10 * 15) / 1e6),  # no cached price: all input at 3
+    ]
+    with pytest.raises(ValueError, match="2 to 4 numbers"):
+        Limits(cost=1.0, prices={"m": (1.0,)})
+
+
 async def test_a_model_without_a_price_is_a_clear_error() -> None:
     model = ScriptedTransport([calls(1)])
     agent = Agent("", model, tools=[ping], limits=Limits(cost=1.0, prices={"other": (1, 1)}))

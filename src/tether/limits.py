@@ -31,7 +31,9 @@ class Limits:
     """The most a run may use; every field is optional (None: no limit).
 
     ``prices`` maps a model name to (USD per million input tokens, USD per million output
-    tokens); ``cost`` (USD) needs a price for every model that answers. ``tool_calls_per_turn``
+    tokens), optionally followed by the price of a million input tokens read from the prompt
+    cache and of a million written to it (uncached input otherwise); ``cost`` (USD) needs a
+    price for every model that answers. ``tool_calls_per_turn``
     caps the calls of one model reply; ``seconds`` is wall-clock time for the whole run.
     """
 
@@ -40,7 +42,7 @@ class Limits:
     output_tokens: int | None = None
     total_tokens: int | None = None
     cost: float | None = None
-    prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    prices: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     tool_calls_per_turn: int | None = None
     seconds: float | None = None
 
@@ -67,9 +69,12 @@ def _positive(name: str, value: float | None) -> None:
         raise ValueError(f"Limits.{name} must be a finite number > 0, not {value!r}")
 
 
-def _price_pair(model: str, price: tuple[float, float]) -> None:
-    if len(price) != 2 or any(not (math.isfinite(p) and p >= 0) for p in price):
-        raise ValueError(f"the price of {model!r} must be two numbers >= 0, not {price!r}")
+def _price_pair(model: str, price: tuple[float, ...]) -> None:
+    if not 2 <= len(price) <= 4 or any(not (math.isfinite(p) and p >= 0) for p in price):
+        raise ValueError(
+            f"the price of {model!r} must be 2 to 4 numbers >= 0 (input, output, cached input, "
+            f"cache write; USD per million tokens), not {price!r}"
+        )
 
 
 @dataclass(slots=True)
@@ -198,9 +203,16 @@ def linked(limits: Limits, cancel: CancellationToken | None) -> CancellationToke
     return cancel if limits.seconds is None else LinkedToken(cancel)
 
 
-def _price(prices: Mapping[str, tuple[float, float]], model: str | None, usage: Usage) -> float:
+def _price(prices: Mapping[str, tuple[float, ...]], model: str | None, usage: Usage) -> float:
+    """What ``usage`` cost in USD at ``model``'s price: cache reads and writes at their own
+    prices where given (``input_tokens`` counts them too)."""
     price = prices.get(model or "")
     if price is None:
         known = ", ".join(sorted(prices)) or "none"
         raise ValueError(f"Limits.cost: no price for model {model!r} (priced: {known})")
-    return (usage.input_tokens * price[0] + usage.output_tokens * price[1]) / 1_000_000
+    read, written = usage.cache_read_tokens, usage.cache_write_tokens
+    read_price = price[2] if len(price) > 2 else price[0]
+    write_price = price[3] if len(price) > 3 else price[0]
+    fresh = usage.input_tokens - read - written
+    total = fresh * price[0] + read * read_price + written * write_price
+    return (total + usage.output_tokens * price[1]) / 1_000_000

@@ -27,7 +27,9 @@ pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1200)]
 TWO_ZONES = "What time is it in Tokyo and in Paris? Use the current_time tool for each city."
 BOUNDS = ["--model", "local", "--max-tokens", "256", "--max-iterations", "6"]
 ANSI = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
-SUMMARY = re.compile(r"\d+ iterations? · [\d,]+ tokens in, [\d,]+ out · [\d.]+ s")
+SUMMARY = re.compile(
+    r"\d+ iterations? · [\d,]+ tokens in( \([\d,]+ cached\))?, [\d,]+ out · [\d.]+ s"
+)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -197,7 +199,7 @@ def test_chat_survives_ctrl_c(tmp_path: Path) -> None:
         term.expect(r"> ")
 
         term.send("/usage\r")
-        term.expect(r"session: 2 turns · [\d,]+ tokens in, [\d,]+ out")
+        term.expect(r"session: 2 turns · [\d,]+ tokens in( \([\d,]+ cached\))?, [\d,]+ out")
         term.expect(r"last turn: cancelled · ")
         term.expect(r"> ")
 

@@ -348,3 +348,13 @@ def test_sessions_of_a_store_that_does_not_exist_yet(tmp_path: Path, capsys: Any
 
     assert main(["sessions", "--store", str(tmp_path / "none.db")]) == 0
     assert "no sessions" in capsys.readouterr().out
+
+
+def test_the_summary_says_how_much_of_the_prompt_came_from_the_cache() -> None:
+    from tether.cli.render import tokens_text
+    from tether.types import Usage
+
+    assert tokens_text(Usage(812, 41)) == "812 tokens in, 41 out"
+    assert tokens_text(Usage(8120, 41, cache_read_tokens=6400)) == (
+        "8,120 tokens in (6,400 cached), 41 out"
+    )

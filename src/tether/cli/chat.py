@@ -34,7 +34,7 @@ from .app import (
     run_turn,
 )
 from .args import EXIT_OK, CommandError, store_path
-from .render import Renderer, TurnOutcome, summary_line
+from .render import Renderer, TurnOutcome, summary_line, tokens_text
 from .terminal import safe_text
 from .trace_notice import show_trace_failures
 
@@ -139,10 +139,7 @@ class ChatSession:
     def usage_text(self) -> str:
         """What ``/usage`` shows."""
         plural = "" if self.turns == 1 else "s"
-        text = (
-            f"session: {self.turns} turn{plural} · {self.usage.input_tokens:,} tokens in, "
-            f"{self.usage.output_tokens:,} out"
-        )
+        text = f"session: {self.turns} turn{plural} · {tokens_text(self.usage)}"
         if self.last is not None:
             text += f"\nlast turn: {summary_line(self.last)}"
         return text

@@ -113,13 +113,20 @@ def format_result(name: str, content: ToolResultContent, is_error: bool = False)
     return f"{name}: {_shorten(first, limit)}"
 
 
+def tokens_text(usage: Usage) -> str:
+    """``812 tokens in (640 cached), 41 out``: the cached part only when the provider read
+    some of the prompt from its cache."""
+    cached = f" ({usage.cache_read_tokens:,} cached)" if usage.cache_read_tokens else ""
+    return f"{usage.input_tokens:,} tokens in{cached}, {usage.output_tokens:,} out"
+
+
 def summary_line(outcome: TurnOutcome) -> str:
     """``2 iterations · 812 tokens in, 41 out · 3.1 s`` (or how the turn was cut short)."""
     usage = outcome.usage
     plural = "" if outcome.iterations == 1 else "s"
     parts = [
         f"{outcome.iterations} iteration{plural}",
-        f"{usage.input_tokens:,} tokens in, {usage.output_tokens:,} out",
+        tokens_text(usage),
         f"{outcome.seconds:.1f} s",
     ]
     if outcome.cancelled:
