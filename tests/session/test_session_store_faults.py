@@ -156,3 +156,49 @@ async def test_two_sessions_racing_on_one_id_both_go_on(kind: str, tmp_path: Pat
         check_valid_enough = await (await store.open("w")).get_history()
         texts = [m.text for m in check_valid_enough]
         assert "one last" in texts and "two last" in texts
+
+
+class _SlowAppends:
+    """A store whose appends take a while (a busy disk or network), so a close still storing
+    overlaps whatever comes next."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    async def open(self, session_id: str) -> Any:
+        return _SlowContext(await self.store.open(session_id))
+
+
+class _SlowContext:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def append(self, message: Message) -> None:
+        await asyncio.sleep(0.02)
+        await self.inner.append(message)
+
+
+async def test_a_dropped_stream_the_loop_is_closing_is_waited_for(
+    kind: str, tmp_path: Path
+) -> None:
+    """A stream left after its first chunk and dropped is closed by the event loop's finalizer
+    (a task of its own); the next send must wait for that close to store what the stream had,
+    not write beside it (a ConflictError from the store before)."""
+    async with make(kind, tmp_path) as store:
+        session = AgentSession(
+            model(), mcp_tools=[lookup], store=_SlowAppends(store), session_id="d"
+        )
+        async with session:
+            for trial in range(5):
+                async for _chunk in session.stream(f"stream {trial}"):
+                    break
+                for _ in range(3):  # the finalizer's close starts and is inside a slow append
+                    await asyncio.sleep(0)
+                answer = await session.send(f"then {trial}")
+                assert answer == f"the answer is value of then {trial}"
+            history = session.messages
+        check_valid(history)
+        assert await (await store.open("d")).get_history() == history
