@@ -229,3 +229,26 @@ async def test_an_agent_session_keys_the_cache_by_its_session_id(own_key: str | 
     assert [b["prompt_cache_key"] for b in sent] == [own_key or "trip-7"] * 2
     assert transport.options.prompt_cache_key == own_key
     await client.aclose()
+
+
+def test_a_message_sent_before_is_encoded_once_and_its_wire_form_reused() -> None:
+    """A long run's requests re-send its whole history: the chat codec keeps each message's wire
+    form (messages do not change), so only what is new is built; the body is what a fresh codec
+    builds."""
+    from tether.messages import ToolResultBlock, ToolUseBlock
+    from tether.transports.codecs.openai_chat import OpenAIChatCodec
+
+    history = [
+        Message("user", "go"),
+        Message("assistant", (ToolUseBlock("c1", "step", {"i": 1}),)),
+        Message("user", (ToolResultBlock("c1", "r" * 2048),)),
+    ]
+    codec, options = OpenAIChatCodec(), ModelOptions()
+    first = codec.encode("m", history, [], "s", options, False)["messages"]
+    history.append(Message("assistant", "done"))
+    second = codec.encode("m", history, [], "s", options, False)["messages"]
+    assert all(a is b for a, b in zip(first[1:], second[1:4], strict=True))  # reused, not rebuilt
+    assert second == OpenAIChatCodec().encode("m", history, [], "s", options, False)["messages"]
+    changed = [*history[:2], Message("user", (ToolResultBlock("c1", "other"),)), history[3]]
+    third = codec.encode("m", changed, [], "s", options, False)["messages"]
+    assert third[3]["content"] == "other"  # a new message object is encoded afresh

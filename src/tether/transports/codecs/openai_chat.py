@@ -149,6 +149,9 @@ def _append(message: Message, out: list[dict[str, Any]]) -> None:
         out.append({"role": message.role, "content": ""})
 
 
+_MESSAGE_MEMO = 4096  # messages whose wire form a codec keeps (then it starts again)
+
+
 def _tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
     if choice in ("auto", "none", "required"):
         return choice
@@ -197,18 +200,21 @@ class OpenAIChatCodec:
 
     ``max_tokens_field`` names the output limit: ``"max_completion_tokens"`` (OpenAI's own, and
     the only one its reasoning models take) or ``"max_tokens"`` (what compatible servers know).
-    Tool definitions and the response format are built once per spec and shared by every
-    request body: read those bodies, never mutate them.
+    Tool definitions, the response format and each message's wire form are built once and
+    shared by every request body that sends them (a long run encodes only what is new): read
+    those bodies, never mutate them.
     """
 
     path = "/chat/completions"
 
-    __slots__ = ("_format_memo", "_tool_memo", "max_tokens_field")
+    __slots__ = ("_format_memo", "_message_memo", "_tool_memo", "max_tokens_field")
 
     def __init__(self, *, max_tokens_field: str = "max_completion_tokens") -> None:
         self.max_tokens_field = max_tokens_field
         self._tool_memo: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
         self._format_memo: tuple[Mapping[str, Any], dict[str, Any]] | None = None
+        # by id, with the message itself: its id cannot be reused while it is held here
+        self._message_memo: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -225,8 +231,7 @@ class OpenAIChatCodec:
         wire: list[dict[str, Any]] = []
         if system:
             wire.append({"role": "system", "content": system})
-        for message in messages:
-            _append(message, wire)
+        self._messages(messages, wire)
         body: dict[str, Any] = {"model": model, "messages": wire}
         if tools:
             body["tools"] = [self._tool(spec) for spec in tools]
@@ -275,6 +280,21 @@ class OpenAIChatCodec:
             body["reasoning_effort"] = options.reasoning_effort
         if options.prompt_cache_key is not None:
             body["prompt_cache_key"] = options.prompt_cache_key
+
+    def _messages(self, messages: Sequence[Message], wire: list[dict[str, Any]]) -> None:
+        """Each message's wire messages onto ``wire``: those of a message sent before are
+        reused (messages do not change), the rest made and kept."""
+        memo = self._message_memo
+        if len(memo) > _MESSAGE_MEMO:
+            memo.clear()
+        for message in messages:
+            known = memo.get(id(message))
+            if known is not None and known[0] is message:
+                wire.extend(known[1])
+                continue
+            start = len(wire)
+            _append(message, wire)
+            memo[id(message)] = (message, wire[start:])
 
     def _format(self, given: Mapping[str, Any]) -> dict[str, Any]:
         memo = self._format_memo

@@ -1,0 +1,166 @@
+"""What a long tool loop costs the client as its history grows: a ``--rounds`` iteration loop with
+2 KB tool results against a local OpenAI-compatible fake server in its own process
+(``bench/fake_openai.py``), run by tether and by a hand-written httpx + json loop doing the same,
+alternately in one process. Client CPU per iteration (process time, so the server's and the
+wait's are not counted) around iterations 10, 100 and 300, and request bytes per iteration.
+
+    python bench/long_run.py            # 300 rounds, 3 repetitions each
+    python bench/long_run.py --quick    # 40 rounds, once: proves it still runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tether import Agent, IterationStart, tool
+from tether.transports import OpenAIChatTransport
+
+HERE = Path(__file__).resolve().parent
+RESULT = "r" * 2048  # each tool result: 2 KB
+SYSTEM = "You work in steps: call step until the work is done."
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "step",
+        "description": "One step of the work.",
+        "parameters": {
+            "type": "object",
+            "properties": {"i": {"type": "integer"}},
+            "required": ["i"],
+        },
+    },
+}
+
+
+@tool
+def step(i: int) -> str:
+    """One step of the work."""
+    return RESULT
+
+
+class Sample:
+    """Process time at the start of each iteration, and each request's size."""
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.sizes: list[int] = []
+
+    def per_iteration(self) -> list[float]:
+        return [b - a for a, b in zip(self.starts, self.starts[1:], strict=False)]
+
+
+async def tether_loop(base_url: str, rounds: int) -> Sample:
+    sample = Sample()
+
+    async def sized(request: httpx.Request) -> None:
+        sample.sizes.append(len(request.content))
+
+    client = httpx.AsyncClient(event_hooks={"request": [sized]})
+    transport = OpenAIChatTransport(
+        "fake", base_url=base_url, api_key="k", stream=False, client=client
+    )
+    agent = Agent(SYSTEM, transport, tools=[step], max_iterations=rounds + 1)
+    async for event in agent.run_stream("Do the work."):
+        if type(event) is IterationStart:
+            sample.starts.append(time.process_time())
+    sample.starts.append(time.process_time())
+    await client.aclose()
+    return sample
+
+
+async def hand_written_loop(base_url: str, rounds: int) -> Sample:
+    """The loop written by hand: one list of wire messages, appended to, posted each time."""
+    sample = Sample()
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Do the work."},
+    ]
+    headers = {"authorization": "Bearer k", "content-type": "application/json"}
+    async with httpx.AsyncClient() as client:
+        for _ in range(rounds + 1):
+            sample.starts.append(time.process_time())
+            body = json.dumps({"model": "fake", "messages": messages, "tools": [TOOL]}).encode()
+            sample.sizes.append(len(body))
+            response = await client.post(
+                f"{base_url}/chat/completions", content=body, headers=headers
+            )
+            message = response.json()["choices"][0]["message"]
+            messages.append(message)
+            calls = message.get("tool_calls") or []
+            if not calls:
+                break
+            for call in calls:
+                args = json.loads(call["function"]["arguments"])
+                messages.append(
+                    {"role": "tool", "tool_call_id": call["id"], "content": step_text(args)}
+                )
+    sample.starts.append(time.process_time())
+    return sample
+
+
+def step_text(args: dict[str, Any]) -> str:
+    return RESULT if isinstance(args.get("i"), int) else "bad arguments"
+
+
+def around(values: list[float], at: int, span: int = 5) -> float:
+    """The median of the values of iterations ``at - span + 1`` to ``at`` (1-based)."""
+    window = values[max(at - span, 0) : at]
+    return statistics.median(window) if window else float("nan")
+
+
+async def measure(base_url: str, rounds: int, reps: int) -> dict[str, list[Sample]]:
+    """Each loop ``reps`` times, alternating which goes first."""
+    runs: dict[str, list[Sample]] = {"hand-written": [], "tether": []}
+    for rep in range(reps):
+        order = ["hand-written", "tether"] if rep % 2 == 0 else ["tether", "hand-written"]
+        for name in order:
+            loop = hand_written_loop if name == "hand-written" else tether_loop
+            runs[name].append(await loop(base_url, rounds))
+    return runs
+
+
+def report(runs: dict[str, list[Sample]], rounds: int, reps: int) -> None:
+    points = [p for p in (10, 100, 300) if p <= rounds] or [rounds]
+    print(f"{rounds} iterations, {reps} repetition(s); client CPU ms per iteration (median of 5)")
+    heads = "".join(f"{'@' + str(p):>10}" for p in points)
+    print(f"{'loop':14}{heads}{'KB sent @last':>16}")
+    for name, samples in runs.items():
+        cells = [
+            statistics.median(around(s.per_iteration(), p) for s in samples) * 1e3 for p in points
+        ]
+        last = statistics.median(s.sizes[-1] for s in samples) / 1024
+        print(f"{name:14}" + "".join(f"{c:10.2f}" for c in cells) + f"{last:16.1f}")
+
+
+def main(rounds: int, reps: int) -> None:
+    server = subprocess.Popen(
+        [sys.executable, str(HERE / "fake_openai.py"), "--rounds", str(rounds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline().split()[1])
+        runs = asyncio.run(measure(f"http://127.0.0.1:{port}/v1", rounds, reps))
+    finally:
+        server.terminate()
+        server.wait()
+    report(runs, rounds, reps)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=300)
+    args = parser.parse_args()
+    main(40 if args.quick else args.rounds, 1 if args.quick else 3)
