@@ -206,10 +206,21 @@ def test_anthropic_has_no_prompt_cache_key_and_an_empty_key_is_refused() -> None
         ModelOptions(prompt_cache_key="")
 
 
-@pytest.mark.parametrize("own_key", [None, "mine"])
-async def test_an_agent_session_keys_the_cache_by_its_session_id(own_key: str | None) -> None:
-    """AgentSession asks OpenAI to cache under its session id, unless the transport names a key
-    of its own; the transport the user passed is left as it was."""
+@pytest.mark.parametrize(
+    ("own_key", "host", "sent_key"),
+    [
+        (None, None, "trip-7"),
+        ("mine", None, "mine"),
+        (None, "http://127.0.0.1:9/v1", None),  # a compatible server may refuse the field
+        ("mine", "http://127.0.0.1:9/v1", "mine"),
+    ],
+)
+async def test_an_agent_session_keys_the_cache_by_its_session_id(
+    own_key: str | None, host: str | None, sent_key: str | None
+) -> None:
+    """AgentSession asks OpenAI (its own host: requests here go to a mock client) to cache under
+    its session id, unless the transport names a key of its own; the transport the user passed
+    is left as it was."""
     from tether import AgentSession
 
     sent: list[dict[str, Any]] = []
@@ -221,12 +232,12 @@ async def test_an_agent_session_keys_the_cache_by_its_session_id(own_key: str | 
     client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
     options = {} if own_key is None else {"prompt_cache_key": own_key}
     transport = OpenAIChatTransport(
-        "m", base_url="http://127.0.0.1:9", api_key="k", stream=False, client=client, **options
+        "m", base_url=host, api_key="k", stream=False, client=client, **options
     )
     session = AgentSession(transport, session_id="trip-7")
     assert await session.send("Hello.") == "all done"
     assert await session.send("Again.") == "all done"
-    assert [b["prompt_cache_key"] for b in sent] == [own_key or "trip-7"] * 2
+    assert [b.get("prompt_cache_key") for b in sent] == [sent_key] * 2
     assert transport.options.prompt_cache_key == own_key
     await client.aclose()
 

@@ -418,9 +418,15 @@ _UNKNOWN = (LookupError, FileNotFoundError)  # a snapshot store's load, of an id
 
 
 def _cache_keyed(transport: CompletionTransport, session_id: str) -> CompletionTransport:
-    """The transport asking the provider to keep this session's prompt prefix under its id
-    (OpenAI's ``prompt_cache_key``), unless it names a key of its own."""
-    if isinstance(transport, TakesOptions) and transport.options.prompt_cache_key is None:
+    """The transport asking OpenAI to keep this session's prompt prefix under its id
+    (``prompt_cache_key``), unless it names a key of its own. Only on OpenAI's own host: a
+    compatible server may refuse a field it does not know."""
+    if (
+        isinstance(transport, TakesOptions)
+        and getattr(transport, "provider", None) == "openai"
+        and getattr(transport, "base_url", None) == getattr(transport, "default_base_url", "")
+        and transport.options.prompt_cache_key is None
+    ):
         return transport.with_options(prompt_cache_key=session_id)
     return transport
 
