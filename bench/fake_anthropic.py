@@ -20,6 +20,8 @@ import hashlib
 import json
 from typing import Any
 
+from fake_http import serve_json
+
 LOOKBACK = 20  # blocks before a breakpoint that a cache read may end at
 MIN_TOKENS = 1024  # a shorter prefix is not written
 
@@ -108,39 +110,9 @@ def answer(body: dict[str, Any], rounds: int, cache: PromptCache) -> dict[str, A
     }
 
 
-async def _serve(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rounds: int, cache: PromptCache
-) -> None:
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value.strip())
-            body = json.loads(await reader.readexactly(length))
-            reply = json.dumps(answer(body, rounds, cache)).encode()
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                + f"content-length: {len(reply)}\r\n\r\n".encode()
-                + reply
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionResetError):
-        pass
-    finally:
-        writer.close()
-
-
-async def main(port: int, rounds: int) -> None:
+def main(port: int, rounds: int) -> None:
     cache = PromptCache()
-    server = await asyncio.start_server(
-        lambda r, w: _serve(r, w, rounds, cache), "127.0.0.1", port, limit=1 << 26
-    )
-    print("PORT", server.sockets[0].getsockname()[1], flush=True)
-    async with server:
-        await server.serve_forever()
+    asyncio.run(serve_json(lambda body, _size: answer(body, rounds, cache), port))
 
 
 if __name__ == "__main__":
@@ -148,4 +120,4 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args()
-    asyncio.run(main(args.port, args.rounds))
+    main(args.port, args.rounds)

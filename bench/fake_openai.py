@@ -12,6 +12,8 @@ import argparse
 import asyncio
 import json
 
+from fake_http import serve_json
+
 
 def _answer(body: dict[str, object], rounds: int, size: int) -> dict[str, object]:
     messages = body.get("messages")
@@ -37,37 +39,8 @@ def _answer(body: dict[str, object], rounds: int, size: int) -> dict[str, object
     }
 
 
-async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rounds: int) -> None:
-    """HTTP/1.1 with keep-alive: one request at a time on each connection."""
-    try:
-        while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n")[1:]:
-                name, _, value = line.partition(b":")
-                if name.strip().lower() == b"content-length":
-                    length = int(value.strip())
-            raw = await reader.readexactly(length)
-            reply = json.dumps(_answer(json.loads(raw), rounds, len(raw))).encode()
-            writer.write(
-                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-                + f"content-length: {len(reply)}\r\n\r\n".encode()
-                + reply
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionResetError):
-        pass
-    finally:
-        writer.close()
-
-
-async def main(port: int, rounds: int) -> None:
-    server = await asyncio.start_server(
-        lambda r, w: _serve(r, w, rounds), "127.0.0.1", port, limit=1 << 26
-    )
-    print("PORT", server.sockets[0].getsockname()[1], flush=True)
-    async with server:
-        await server.serve_forever()
+def main(port: int, rounds: int) -> None:
+    asyncio.run(serve_json(lambda body, size: _answer(body, rounds, size), port))
 
 
 if __name__ == "__main__":
@@ -75,4 +48,4 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=300)
     args = parser.parse_args()
-    asyncio.run(main(args.port, args.rounds))
+    main(args.port, args.rounds)

@@ -14,7 +14,7 @@ from .tools.tool import Tool, tool_name
 if TYPE_CHECKING:
     from .config import AgentConfig
 
-__all__ = ["Handoffs", "reachable", "resumer", "transfer_name"]
+__all__ = ["Handoffs", "resumer", "transfer_name"]
 
 _EMPTY_SCHEMA = {"type": "object", "properties": {}}
 
@@ -25,9 +25,10 @@ def transfer_name(agent: AgentConfig) -> str:
     return ("transfer_to_" + tool_name(agent.name))[:64]
 
 
-def reachable(agent: AgentConfig, name: str) -> AgentConfig | None:
-    """The agent called ``name`` that ``agent`` is, or hands off to (at any depth); None if
-    there is none. Handoffs may form cycles: each agent is looked at once."""
+def resumer(agent: AgentConfig, name: str) -> AgentConfig:
+    """The agent called ``name`` that a resume by ``agent`` goes on as: ``agent`` itself or one
+    it hands off to, at any depth (handoffs may form cycles: each agent is looked at once);
+    ``ValueError`` if there is none."""
     seen: set[int] = set()
     queue = [agent]
     for candidate in queue:
@@ -35,19 +36,10 @@ def reachable(agent: AgentConfig, name: str) -> AgentConfig | None:
             return candidate
         seen.add(id(candidate))
         queue.extend(other for other in candidate.handoffs if id(other) not in seen)
-    return None
-
-
-def resumer(agent: AgentConfig, name: str) -> AgentConfig:
-    """The agent called ``name`` that a resume by ``agent`` goes on as; ``ValueError`` if
-    ``agent`` neither is it nor hands off to it."""
-    found = reachable(agent, name)
-    if found is None:
-        raise ValueError(
-            f"the paused calls were made by the agent {name!r}, which {agent.name!r} does not "
-            "hand off to: resume with that agent"
-        )
-    return found
+    raise ValueError(
+        f"the paused calls were made by the agent {name!r}, which {agent.name!r} does not "
+        "hand off to: resume with that agent"
+    )
 
 
 class Handoffs:
