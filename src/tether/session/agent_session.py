@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import sys
-import weakref
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -119,7 +118,9 @@ class AgentSession:
         self._limited = False  # the last run stopped at the round limit
         self._stale = False  # another writer moved the stored session on: reload it first
         self._one_run = asyncio.Lock()  # one run at a time; a left stream ends before the next
-        self._streams: weakref.WeakSet[AsyncGeneratorType[str, None]] = weakref.WeakSet()
+        # held, not weakly: a stream dropped half-read must be closed by the next turn, never
+        # by the event loop's finalizer in a task of its own while that turn runs
+        self._streams: set[AsyncGeneratorType[str, None]] = set()
         self._final = ""  # the last run's answer
         self._output: Any = None  # and its value, for a typed run
         self._agent = Agent(
@@ -289,7 +290,8 @@ class AgentSession:
         """Hold the session for one run: streams left suspended are closed first (their
         cleanup stores what they had), and a run still going elsewhere is waited for."""
         for left in list(self._streams):
-            if not left.ag_running:
+            if not left.ag_running:  # a running one is this turn's own stream
+                self._streams.discard(left)
                 await left.aclose()
         async with self._one_run:
             yield
