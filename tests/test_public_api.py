@@ -240,7 +240,7 @@ def test_tool_loads_pydantic_on_first_use() -> None:
 # Layers, lowest first. A module may import its own family and any lower layer; within the parts
 # layer a family may not import another part (a transport never imports a tool, and so on).
 LAYERS: dict[str, set[str]] = {
-    "data": {"types", "errors", "messages", "events", "jsonforms"},
+    "data": {"types", "errors", "messages", "events", "jsonforms", "records"},
     "base": {"clock", "interrupt", "lazy", "blocking", "writes", "openat"},
     "parts": {"tools", "transports", "context", "control", "budget"},
     "sources": {"mcp", "stores"},
@@ -257,6 +257,9 @@ LAYERS: dict[str, set[str]] = {
         "runstate",
         "handoff",
         "approval",
+        "compaction",
+        "stored",
+        "compacting",
         "loop",
         "stream",
         "delegation",

@@ -33,6 +33,9 @@ _LAZY = {
     "ContentBlock": "messages",
     "ContextPolicy": "budget",
     "ContextStore": "context",
+    "Compacted": "events",
+    "Compaction": "compaction",
+    "CompactionFailed": "events",
     "ContextTrimmed": "events",
     "ConversationStore": "session",
     "Deny": "tools.guards",
@@ -111,6 +114,7 @@ if TYPE_CHECKING:
     from .budget import Trim as Trim
     from .clock import Clock as Clock
     from .clock import SystemClock as SystemClock
+    from .compaction import Compaction as Compaction
     from .context import ContextStore as ContextStore
     from .context import MemoryContextStore as MemoryContextStore
     from .control import CancellationToken as CancellationToken
@@ -128,6 +132,8 @@ if TYPE_CHECKING:
     from .errors import ToolArgumentError as ToolArgumentError
     from .errors import ToolNotFoundError as ToolNotFoundError
     from .errors import TransportError as TransportError
+    from .events import Compacted as Compacted
+    from .events import CompactionFailed as CompactionFailed
     from .events import ContextTrimmed as ContextTrimmed
     from .events import Error as Error
     from .events import Handoff as Handoff

@@ -8,9 +8,9 @@ runs: one conflict-checked append, so of two resumes at once only one runs a cal
 ``ReasoningBlock`` whose provider is ``RECORD`` and whose id says which record it is, the last
 block of its message: every store keeps it as it keeps reasoning (``tether.jsonforms``), no wire
 format sends another provider's reasoning, and the loop leaves records out of what the model
-sees (``visible``). Which calls are pending is then read from the stored messages alone: the
-calls of the last reply that its pause record names, with neither a result nor an approval after
-it (``open_calls``).
+sees (``tether.stored``). Which calls are pending is then read from the stored messages alone:
+the calls of the last reply that its pause record names, with neither a result nor an approval
+after it (``open_calls``).
 """
 
 from __future__ import annotations
@@ -37,9 +37,8 @@ __all__ = [
     "open_calls",
     "pending",
     "pending_call",
-    "read_stored",
     "reopening",
-    "visible",
+    "without_record",
 ]
 
 Approval: TypeAlias = Collection[str] | Callable[[str, Mapping[str, Any]], bool]
@@ -179,30 +178,15 @@ def _held(reply: Message) -> set[str]:
     return _ids(record) if record is not None and record.id == _PAUSE else set()
 
 
-def read_stored(history: list[Message]) -> tuple[OpenCalls | None, list[Message]]:
-    """What a run reads from a stored history: the calls its last reply left open, and the
-    history as the model sees it."""
-    return open_calls(history), visible(history)
-
-
 def pending(history: Sequence[Message]) -> tuple[PendingCall, ...]:
     """The calls that wait for a person in a stored history (none if it is not paused)."""
     opened = open_calls(history)
     return () if opened is None else tuple(pending_call(call) for call in opened.pending)
 
 
-def visible(history: list[Message]) -> list[Message]:
-    """``history`` as the model sees it: approval records left out (``history`` itself when it
-    has none, as most have). One look at each message's last block, inline: every run's
-    opening pays it."""
-    for message in history:
-        content = message.content
-        if content and type(content[-1]) is ReasoningBlock and content[-1].provider == RECORD:
-            return [m for m in map(_without_record, history) if m is not None]
-    return history
-
-
-def _without_record(message: Message) -> Message | None:
+def without_record(message: Message) -> Message | None:
+    """``message`` as the model sees it: its approval record left out (None when that is all
+    it holds)."""
     if _record_of(message) is None:
         return message
     rest = message.content[:-1]

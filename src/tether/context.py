@@ -7,12 +7,19 @@ only appends. Persistent stores serialise with ``tether.jsonforms``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Protocol, runtime_checkable
 
 from .messages import Message
 
-__all__ = ["ContextStore", "MemoryContextStore", "SessionOpener", "new_session_id"]
+__all__ = [
+    "ContextReader",
+    "ContextStore",
+    "MemoryContextStore",
+    "SessionOpener",
+    "load_context",
+    "new_session_id",
+]
 
 
 def new_session_id() -> str:
@@ -44,6 +51,23 @@ class ContextStore(Protocol):
     async def clear(self) -> None:
         """Remove every message."""
         ...
+
+
+@runtime_checkable
+class ContextReader(Protocol):
+    """A store that can load only what a model call needs: from where the last compaction
+    record's kept messages begin (SQLite and PostgreSQL stores read nothing older)."""
+
+    async def get_context(self) -> list[Message]:
+        """The stored messages from the last compaction's kept ones on (all, when none)."""
+        ...
+
+
+def load_context(store: ContextStore) -> Awaitable[list[Message]]:
+    """What a run reads when it opens: ``get_context()`` where the store has one, else the
+    whole history (``tether.stored.visible`` makes either the model's view)."""
+    reader = getattr(store, "get_context", None)
+    return reader() if reader is not None else store.get_history()
 
 
 @runtime_checkable

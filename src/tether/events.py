@@ -16,6 +16,8 @@ from .messages import Message, ToolResultContent
 from .types import StopReason, Usage
 
 __all__ = [
+    "Compacted",
+    "CompactionFailed",
     "ContextTrimmed",
     "Error",
     "Handoff",
@@ -157,6 +159,28 @@ class ContextTrimmed:
     remaining: int
 
 
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """``Compaction`` summarised the ``summarized`` oldest messages of what is sent (about
+    ``tokens_before`` tokens) into one; ``kept`` recent messages follow the summary (about
+    ``tokens_after`` tokens in all). The summary is stored: a reopened session starts from it."""
+
+    summarized: int
+    kept: int
+    tokens_before: int
+    tokens_after: int
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFailed:
+    """A warning: the summariser failed (``reason``) at about ``tokens`` tokens; the run goes on
+    with the history as it was, and compaction is tried again once more has come."""
+
+    reason: str
+    tokens: int
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Error:
     """A run-ending failure. Compared by identity (exceptions have no value equality)."""
@@ -236,6 +260,8 @@ StreamEvent: TypeAlias = (
     | SteeringInjected
     | Handoff
     | ContextTrimmed
+    | Compacted
+    | CompactionFailed
     | Error
     | SessionEndEvent
 )

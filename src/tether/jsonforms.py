@@ -14,6 +14,8 @@ from typing import Any
 
 from . import errors
 from .events import (
+    Compacted,
+    CompactionFailed,
     ContextTrimmed,
     Error,
     Handoff,
@@ -316,6 +318,8 @@ _EVENT_TAGS: dict[type[Any], str] = {
     SteeringInjected: "steering_injected",
     Handoff: "handoff",
     ContextTrimmed: "context_trimmed",
+    Compacted: "compacted",
+    CompactionFailed: "compaction_failed",
     Error: "error",
     SessionEndEvent: "session_end",
 }

@@ -1,24 +1,26 @@
 """The agent loop: the one implementation of "call the model, dispatch tools, append, repeat".
 
-A ``Run`` holds one run's history and state; ``Run.events`` is the run itself: ``open``, then one
-pass of its body per iteration (each line a step: prepare, call the model, store the answer,
-dispatch, store the results) until the model answers, then ``close``. Every front door
-configures an agent and runs this; a door that drives single iterations reads ``events`` and
-pauses between them. The loop reads the history once per run and then only appends, so an
-iteration costs the same at message 10 and at message 10,000."""
+A ``Run`` holds one run's history and state; ``Run.events`` is the run itself (see there).
+Every front door configures an agent and runs this. The loop reads the history once per run and
+then only appends, so an iteration costs the same at message 10 and at message 10,000."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .approval import Decisions, Reopening, decision_message, hold, read_stored, reopening
+from .approval import Decisions, Reopening, decision_message, hold, reopening
+from .compacting import compact
+from .compaction import Compaction, Compactor
 from .config import AgentConfig
+from .context import load_context
 from .dispatch import ToolDispatcher, dispatcher_for, finished, run_calls, started
 from .early import CallStart, call_start
 from .errors import MaxIterationsError, RunCancelled, ToolNotFoundError
 from .events import (
+    Compacted,
+    CompactionFailed,
     ContextTrimmed,
     Error,
     Handoff,
@@ -59,6 +61,7 @@ from .steps import (
     stop_error,
     unanswered,
 )
+from .stored import read_stored
 from .tools.selector import ListingCache, only_tools, read_tools
 from .tools.tool import Tool
 from .tracing.ambient import with_ambient
@@ -70,6 +73,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
 
+Told: TypeAlias = ContextTrimmed | Compacted | CompactionFailed  # what the context policy did
+
 
 class Run:
     """One run of the loop: its history, its state, and the steps of one iteration."""
@@ -79,6 +84,7 @@ class Run:
         "answer",
         "budget",
         "cancel",
+        "compactor",
         "cut_short",
         "decided",
         "decisions",
@@ -137,6 +143,8 @@ class Run:
         self.decided: tuple[StreamEvent, ...] = ()  # a resume's events for the calls it decided
         self.handoffs = Handoffs(agent) if agent.handoffs else None
         self.notice: Handoff | None = None  # told before the next iteration
+        policy = agent.context_policy
+        self.compactor = Compactor(policy) if type(policy) is Compaction else None
 
     # -- open and close ---------------------------------------------------------------------------
 
@@ -144,7 +152,7 @@ class Run:
         """Read the history (what its last reply left open: ``_reopen``); add the message."""
         if self.budget is not None:
             self.budget.start(self.cancel)
-        history = await self.store.get_history()
+        history = await load_context(self.store)
         opened = None
         if history:
             opened, history = read_stored(history)
@@ -164,9 +172,8 @@ class Run:
             await self._append(first)
 
     async def _reopen(self, plan: Reopening, user_message: UserInput) -> None:
-        """The last reply has open calls, or this run resumes: decisions checked (else
-        ``ValueError``, nothing stored), calls a stopped run left open answered as interrupted,
-        decisions stored; calls still waiting end the run paused at once (no message added)."""
+        """Open calls or a resume: decisions checked (else ``ValueError``, nothing stored), calls
+        left open answered as interrupted, decisions stored; calls still waiting pause the run."""
         if plan.dangling:
             await self._store_results([interrupted_result(b) for b in plan.dangling])
         if plan.approved or plan.denied:
@@ -246,10 +253,11 @@ class Run:
                 while self._injecting():
                     yield await self._inject()
                 yield IterationStart(iteration)
-                table, specs, sent, trimmed = await self._prepare(iteration)
-                if trimmed is not None:
-                    yield trimmed
-                self._check_cancelled()
+                table, specs, sent, told = await self._prepare(iteration)
+                if told is not None:
+                    yield told
+                if self.cancel is not None and self.cancel.cancelled:
+                    raise RunCancelled("the run was cancelled")
                 reply = self.streaming = ReplyBuilder()
                 model_events = self._model_call(sent, specs, table, iteration, reply)
                 try:
@@ -315,19 +323,19 @@ class Run:
         return closing
 
     def _injecting(self) -> bool:
-        """Whether something is told before the next model call: a handoff, or steering
-        messages waiting to be injected."""
+        """Whether a handoff or steering messages are told before the next model call."""
         return self.notice is not None or (self.steering is not None and self.steering.has_pending)
 
     async def _inject(self) -> Handoff | SteeringInjected:
         """The handoff to tell, else the steering messages, injected."""
         notice, self.notice = self.notice, None
-        return notice if notice is not None else SteeringInjected(await self._steer())
-
-    def _check_cancelled(self) -> None:
-        """Raise ``RunCancelled`` if the run's token has fired."""
-        if self.cancel is not None and self.cancel.cancelled:
-            raise RunCancelled("the run was cancelled")
+        if notice is not None:
+            return notice
+        assert self.steering is not None
+        injected = tuple(self.steering.drain())
+        for message in injected:
+            await self._append(message)
+        return SteeringInjected(injected)
 
     def _next_iteration(self) -> int:
         state, agent = self.state, self.agent
@@ -341,18 +349,14 @@ class Run:
         state.iterations += 1
         return state.iterations
 
-    async def _steer(self) -> tuple[Message, ...]:
-        assert self.steering is not None
-        injected = self.steering.drain()
-        for message in injected:
-            await self._append(message)
-        return tuple(injected)
-
     async def _prepare(
         self, iteration: int
-    ) -> tuple[dict[str, Tool], list[ToolSpec], Sequence[Message], ContextTrimmed | None]:
+    ) -> tuple[dict[str, Tool], list[ToolSpec], Sequence[Message], Told | None]:
         """This iteration's tools (by name, and as sent), the messages to send (checked by the
-        input guardrails) and, if the context policy cut them, the event that says so."""
+        input guardrails) and the event that says what the context policy did, if anything."""
+        told: Told | None = None
+        if self.compactor is not None:
+            told = await compact(self, self.compactor, iteration)
         tools = only_tools(self.agent.tools)  # no source to ask: no await
         if tools is None or self.agent.selector is not None:
             tools = await self._offered_tools()
@@ -361,9 +365,10 @@ class Run:
         sent, trim = self._messages_to_send(iteration)
         for guardrail in self.agent.input_guardrails:
             await check_guardrail(guardrail, sent, "input")
-        trimmed = None if trim is None else ContextTrimmed(trim.removed, len(sent))
+        if trim is not None:
+            told = ContextTrimmed(trim.removed, len(sent))
         table, specs = offer(tools)
-        return table, specs, sent, trimmed
+        return table, specs, sent, told
 
     async def _offered_tools(self) -> list[Tool]:
         """This iteration's tools: sources read again, then trimmed by the selector."""
@@ -442,6 +447,8 @@ class Run:
                     self.held, self.finished, self.answer = held, True, StopReason.PAUSED
             await self.store.append(message)
             self.history.append(message)
+            if self.compactor is not None:
+                self.compactor.replied(end.usage, len(self.history))
         state.final_text = reply.text()
         numbered = IterationEnd(
             iteration, end.stop_reason, end.usage, end.raw_stop_reason, end.model
@@ -462,30 +469,26 @@ class Run:
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
 
     def _hand_off(self, target: AgentConfig | None) -> None:
-        """Go on as ``target``: its prompt, model, tools and handoffs. The history, the
-        iteration count, the limits and the middleware stay the run's (a door's middleware, a
-        session's hooks say, wraps the whole run)."""
+        """Go on as ``target`` (``_become``). The history, the iteration count, the limits
+        and the middleware (a session's hooks, say, wrap the whole run) stay the run's."""
         assert target is not None
         self.notice = Handoff(self.agent.name, target.name)
         self._become(target)
 
     def _become(self, agent: AgentConfig) -> None:
-        """Go on as ``agent``, one the run's agent hands off to: its prompt, model, tools and
-        handoffs."""
+        """Go on as ``agent`` (a handoff's target): its prompt, model, tools and handoffs."""
         assert self.handoffs is not None
         self.agent, self.model, self.listings = agent, self._model_of(agent), None
         self.handoffs.offer(agent)
         self.start = call_start(agent)
 
     def _resume_as(self, name: str) -> None:
-        """A resume goes on as the agent that made the paused reply (a handoff's target, say),
-        whose tools run the approved calls."""
+        """A resume goes on as the agent that made the paused reply (its tools run the calls)."""
         if name != self.agent.name:
             self._become(resumer(self.agent, name))
 
     def _model_of(self, agent: AgentConfig) -> ModelSettings:
-        """What ``agent``'s replies read: the agent itself, or a typed run's settings asking
-        for its output."""
+        """What ``agent``'s replies read: it, or a typed run's settings asking for the output."""
         return agent if self.output is None else typed_model(agent, self.output.spec)
 
     async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
@@ -502,9 +505,8 @@ class Run:
         return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
 
     def _settle(self, skipped: bool, reason: StopReason) -> Awaitable[None]:
-        """After a reply whose calls were not run (``skipped``: it had some): finish, go on to
-        another iteration, or raise the error that ends the run. What it returns checks a typed
-        run's answer (for any other run it is already done: no coroutine per run)."""
+        """After a reply whose calls (if ``skipped``) did not run: finish, go on, or raise the
+        error that ends the run. The awaitable checks a typed run's answer (else DONE)."""
         if self.budget is not None:
             self.budget.check()
         if self.held:  # the reply's other calls, if any, ran: the run ends paused
@@ -585,15 +587,14 @@ def run_loop(
     makes it a resume of a paused session (``user_message`` None)."""
     middleware = with_ambient(agent.middleware)
     run = Run(agent, state, cancel, steering, middleware, output, decisions)
+    whole = run.events if decisions is None else lambda _: run.resumed()
     if not middleware:
-        return run.events(user_message) if decisions is None else run.resumed()
+        return whole(user_message)
     run.request = RunRequest(agent, state.context, user_message)
 
     def innermost(request: RunRequest) -> AsyncGenerator[StreamEvent, None]:
         run.request = request
-        return run.events(request.user_message) if decisions is None else run.resumed()
+        return whole(request.user_message)
 
     chain = run_chain(middleware, innermost)
-    if chain is None:
-        return run.events(user_message) if decisions is None else run.resumed()
-    return as_generator(chain(run.request))
+    return whole(user_message) if chain is None else as_generator(chain(run.request))

@@ -16,7 +16,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from .context import ContextStore
 from .events import StreamEvent
@@ -62,7 +62,8 @@ class ModelRequest:
     """One model call (one attempt; retries call the chain again with ``attempt`` + 1).
 
     ``messages`` is the run's history as sent, not a copy: read it, never change it, and copy it
-    to keep it past the call (the run goes on appending to it).
+    to keep it past the call (the run goes on appending to it). ``purpose`` is "compaction" for
+    the call that summarises the history (``Compaction``), "reply" for the run's own replies.
     """
 
     messages: Sequence[Message]
@@ -72,6 +73,7 @@ class ModelRequest:
     transport: CompletionTransport
     attempt: int = 1
     run: RunRequest | None = None
+    purpose: Literal["reply", "compaction"] = "reply"
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,6 +169,7 @@ def _prepare(
         max_iterations=opts.max_iterations,
         trace=opts.trace,
         approve=getattr(opts, "approve", ()),
+        compact_at=opts.compact_at,
     )
     return agent, prompt
 

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..agent import Agent
+from ..compaction import Compaction
 from ..context import ContextStore
 from ..errors import AuthenticationError, ModelStopError, TetherError
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
@@ -232,11 +233,13 @@ def build_agent(
     max_iterations: int = 10,
     trace: Path | None = None,
     approve: Sequence[str] = (),
+    compact_at: int | None = None,
 ) -> Agent:
     """The agent the CLI runs (recording its runs to ``trace``, if given: a file that cannot be
     written is a warning after the turn, see ``trace_notice``); calls of the tools named in
-    ``approve`` wait for the person."""
+    ``approve`` wait for the person; past ``compact_at`` tokens the conversation compacts."""
     return Agent(
+        context_policy=None if compact_at is None else Compaction(max_tokens=compact_at),
         approval=frozenset(approve) or None,
         system=system,
         transport=transport,

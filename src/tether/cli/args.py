@@ -125,6 +125,13 @@ def _common_options() -> argparse.ArgumentParser:
         "--max-tokens", type=_positive_int, metavar="N", help="output tokens per model call"
     )
     model.add_argument(
+        "--compact-at",
+        type=_positive_int,
+        metavar="TOKENS",
+        help="once a model call would send more than TOKENS tokens, summarise the older part "
+        "of the conversation (the summary is kept with the session)",
+    )
+    model.add_argument(
         "--no-stream",
         action="store_true",
         help="ask the model for whole responses instead of streamed ones",

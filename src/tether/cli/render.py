@@ -18,6 +18,8 @@ from rich.markdown import Markdown
 
 from ..errors import RunCancelled
 from ..events import (
+    Compacted,
+    CompactionFailed,
     PendingCall,
     Retrying,
     SessionEndEvent,
@@ -227,6 +229,16 @@ class RichRenderer:
         elif isinstance(event, Retrying):
             self._end_text()
             self._line(f"↻ retrying in {event.delay:.1f} s: {event.reason}", "yellow")
+        elif isinstance(event, Compacted):
+            self._end_text()
+            self._line(
+                f"⇣ compacted: {event.summarized} earlier messages summarised "
+                f"(~{event.tokens_before:,} → ~{event.tokens_after:,} tokens)",
+                "dim",
+            )
+        elif isinstance(event, CompactionFailed):
+            self._end_text()
+            self._line(f"! compaction failed, going on without it: {event.reason}", "yellow")
 
     def end(self, outcome: TurnOutcome) -> None:
         self._end_text()

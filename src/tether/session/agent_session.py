@@ -22,6 +22,7 @@ from typing import Any, Literal, Self, TypeAlias, TypeVar, cast, overload
 
 from ..agent import Agent
 from ..approval import Approval
+from ..compaction import Compaction
 from ..context import ContextStore, MemoryContextStore, SessionOpener, new_session_id
 from ..early import CompleteCalls
 from ..errors import ConflictError, MaxIterationsError, OutputValidationError
@@ -59,7 +60,8 @@ class AgentSession:
     ``limits`` (``tether.Limits``) bounds each ``send``: past one it raises ``LimitExceeded``.
     ``approval`` (tool names, or a test of name and arguments) makes those calls wait for a
     person across processes: ``send`` raises ``RunPaused``, ``resume`` goes on (``approve_tool``
-    is the in-process form, asked while the run waits).
+    is the in-process form, asked while the run waits). ``compaction`` (``tether.Compaction``)
+    summarises the older part of a long conversation; the summary is stored with the session.
     """
 
     def __init__(
@@ -81,6 +83,7 @@ class AgentSession:
         start_tools_early: bool = False,
         limits: Limits | None = None,
         approval: Approval | None = None,
+        compaction: Compaction | None = None,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -136,6 +139,7 @@ class AgentSession:
             output_retries=output_retries,
             limits=limits,
             approval=approval,
+            context_policy=compaction,
         )
 
     # -- resuming ---------------------------------------------------------------------------------

@@ -240,6 +240,15 @@ class StoredContext:
     async def get_history(self) -> list[Message]:
         return await self._store.history_of(self._session)
 
+    async def get_context(self) -> list[Message]:
+        """The messages from the last compaction's kept ones on: read from there by a store
+        that keeps where they begin (``context_of``), else the whole history."""
+        reader = getattr(self._store, "context_of", None)
+        if reader is None:
+            return await self._store.history_of(self._session)
+        found: list[Message] = await reader(self._session)
+        return found
+
     async def fork(self) -> StoredContext:
         return await self._store.copy_of(await self.get_history())
 

@@ -15,6 +15,7 @@ from typing import Any, Self
 from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
+from ..records import context_start
 from .base import (
     SessionInfo,
     StoredContext,
@@ -27,7 +28,7 @@ from .base import (
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: sessions.context, where the model's view begins
 
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
@@ -85,6 +86,9 @@ class PostgresStore:
             "created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL, "
             "count INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0)"
         )
+        await connection.execute(  # schema 1 had no compaction: its views begin at 0
+            f"ALTER TABLE {s}.sessions ADD COLUMN IF NOT EXISTS context INTEGER NOT NULL DEFAULT 0"
+        )
         await connection.execute(
             f"CREATE TABLE IF NOT EXISTS {s}.messages (session TEXT NOT NULL, "
             "position INTEGER NOT NULL, format SMALLINT NOT NULL, role TEXT NOT NULL, "
@@ -103,6 +107,10 @@ class PostgresStore:
             raise RuntimeError(
                 f"schema {s!r} was written by a newer tether (schema {found}); "
                 f"this one reads up to {SCHEMA_VERSION}"
+            )
+        if int(found) < SCHEMA_VERSION:
+            await connection.execute(
+                f"UPDATE {s}.meta SET value = %s WHERE key = 'schema'", (str(SCHEMA_VERSION),)
             )
 
     async def _run(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -176,7 +184,8 @@ class PostgresStore:
         try:
             inserted = await self._run(
                 "WITH moved AS (UPDATE {s}.sessions SET count = count + %s, next = %s, "
-                "updated = %s WHERE id = %s AND next = %s RETURNING id) "
+                "updated = %s, context = coalesce(%s, context) "
+                "WHERE id = %s AND next = %s RETURNING id) "
                 "INSERT INTO {s}.messages SELECT moved.id, r.position, r.format, r.role, r.body "
                 "FROM moved, unnest(%s::int[], %s::smallint[], %s::text[], %s::text[]) "
                 "AS r(position, format, body, role) RETURNING 1",
@@ -184,6 +193,7 @@ class PostgresStore:
                     count,
                     position + count,
                     time.time(),
+                    context_start(messages, position),
                     session,
                     position,
                     *map(list, zip(*rows, strict=True)),
@@ -201,6 +211,16 @@ class PostgresStore:
         rows = await self._run(
             "SELECT format, role, body FROM {s}.messages WHERE session = %s ORDER BY position",
             (session,),
+        )
+        return read_messages(session, rows, stored_row)
+
+    async def context_of(self, session: str) -> list[Message]:
+        """The messages from where the model's view begins (the last compaction record's kept
+        ones): nothing older is read."""
+        rows = await self._run(
+            "SELECT format, role, body FROM {s}.messages WHERE session = %s AND position >= "
+            "(SELECT context FROM {s}.sessions WHERE id = %s) ORDER BY position",
+            (session, session),
         )
         return read_messages(session, rows, stored_row)
 

@@ -19,6 +19,7 @@ from typing import Self
 from ..context import new_session_id
 from ..errors import ConflictError
 from ..messages import Message
+from ..records import context_start
 from .base import (
     SessionInfo,
     StoredContext,
@@ -34,17 +35,18 @@ from .worker import Worker
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 PAGE = 64  # messages packed into one page row
 
 # A session's messages: pages (see pages.py) up to position `packed`,
-# then one row per message up to `next`.
+# then one row per message up to `next`; the model's view begins at `context`
+# (the last compaction record's kept messages: tether.records).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tether_sessions (
     id TEXT PRIMARY KEY, created REAL NOT NULL, updated REAL NOT NULL,
     count INTEGER NOT NULL DEFAULT 0, next INTEGER NOT NULL DEFAULT 0,
-    packed INTEGER NOT NULL DEFAULT 0
+    packed INTEGER NOT NULL DEFAULT 0, context INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS tether_messages (
     session TEXT NOT NULL, position INTEGER NOT NULL, format INTEGER NOT NULL,
@@ -64,6 +66,12 @@ UPDATE tether_sessions SET packed = coalesce(
     (SELECT min(position) FROM tether_messages WHERE session = tether_sessions.id), next
 );
 UPDATE tether_meta SET value = '2' WHERE key = 'schema';
+"""
+
+# Schema 2 had no compaction: every view begins at the first message.
+_FROM_2 = """
+ALTER TABLE tether_sessions ADD COLUMN context INTEGER NOT NULL DEFAULT 0;
+UPDATE tether_meta SET value = '3' WHERE key = 'schema';
 """
 
 
@@ -122,8 +130,9 @@ class SQLiteStore:
                 f"{self.path} was written by a newer tether (schema {found[0]}); "
                 f"this one reads up to {SCHEMA_VERSION}"
             )
-        elif int(found[0]) == 1:
-            _script(connection, _FROM_1)
+        else:
+            for script in (_FROM_1, _FROM_2)[int(found[0]) - 1 :]:
+                _script(connection, script)
 
     async def __aenter__(self) -> Self:
         self._workers()
@@ -208,6 +217,7 @@ class SQLiteStore:
     async def append_at(self, session: str, position: int, message: Message) -> int:
         fmt, body = stored_form(message)
         writer, _ = self._workers()
+        view = context_start((message,), position)
 
         def insert(connection: sqlite3.Connection) -> None:
             try:
@@ -220,9 +230,9 @@ class SQLiteStore:
                     f"session {session!r} was appended to by another writer; reopen it to go on"
                 ) from None
             updated = connection.execute(
-                "UPDATE tether_sessions SET count = count + 1, next = ?, updated = ? "
-                "WHERE id = ? AND next = ? RETURNING packed",
-                (position + 1, time.time(), session, position),
+                "UPDATE tether_sessions SET count = count + 1, next = ?, updated = ?, "
+                "context = coalesce(?, context) WHERE id = ? AND next = ? RETURNING packed",
+                (position + 1, time.time(), view, session, position),
             ).fetchall()
             if len(updated) != 1:
                 raise ConflictError(f"session {session!r} was changed by another writer")
@@ -234,20 +244,31 @@ class SQLiteStore:
         return position + 1
 
     async def history_of(self, session: str) -> list[Message]:
+        return await self._load(session, view=False)
+
+    async def context_of(self, session: str) -> list[Message]:
+        """The messages from where the model's view begins (the last compaction record's kept
+        ones): nothing older is read."""
+        return await self._load(session, view=True)
+
+    async def _load(self, session: str, *, view: bool) -> list[Message]:
+        """The session's messages from its first, or from where its view begins (``view``);
+        what the cache holds of them is not read again."""
         _, reader = self._workers()
         cached = self._cache.get(session)
         hint = (cached.created, cached.first, cached.end) if cached is not None else None
-        found: tuple[float, int, int, list[Message], int] | None = await reader.submit(
-            lambda connection: _read_history(connection, session, hint)
+        found: tuple[float, int, bool, list[Message], int] | None = await reader.submit(
+            lambda connection: _read_history(connection, session, hint, view)
         )
         if found is None:
             self._cache.drop(session)
             return []
-        created, first, start, tail, size = found
-        if cached is not None and start != first:
-            tail, size = cached.messages + tail, size + cached.size
+        created, need, reused, tail, size = found
+        first = need
+        if reused and cached is not None:
+            first, tail, size = cached.first, cached.messages + tail, size + cached.size
         self._cache.put(session, created, first, tail, size)
-        return tail
+        return tail if need == first else tail[need - first :]
 
     async def clear_at(self, session: str, known: int) -> int:
         """Remove the messages if the session is still at ``known``; the position moves on by
@@ -281,15 +302,16 @@ class SQLiteStore:
             for start in range(0, full, PAGE)
         ]
         rows = [(session, full + i, f, r, b) for i, (f, b, r) in enumerate(entries[full:])]
+        view = context_start(messages) or 0
         writer, _ = self._workers()
 
         def insert(connection: sqlite3.Connection) -> None:
             connection.executemany("INSERT INTO tether_pages VALUES (?, ?, ?)", pages)
             connection.executemany("INSERT INTO tether_messages VALUES (?, ?, ?, ?, ?)", rows)
             connection.execute(
-                "UPDATE tether_sessions SET count = ?, next = ?, packed = ?, updated = ? "
-                "WHERE id = ?",
-                (len(entries), len(entries), full, time.time(), session),
+                "UPDATE tether_sessions SET count = ?, next = ?, packed = ?, updated = ?, "
+                "context = ? WHERE id = ?",
+                (len(entries), len(entries), full, time.time(), view, session),
             )
 
         await writer.submit(insert, grouped=True)
@@ -297,22 +319,33 @@ class SQLiteStore:
 
 
 def _read_history(
-    connection: sqlite3.Connection, session: str, hint: tuple[float, int, int] | None
-) -> tuple[float, int, int, list[Message], int] | None:
-    """(created, first position, start, the messages from start, their stored size) of
-    ``session``, None if there is no such session. ``hint`` is a cached (created, first, end):
-    when it still holds, only the messages from its end are read."""
+    connection: sqlite3.Connection,
+    session: str,
+    hint: tuple[float, int, int] | None,
+    view: bool,
+) -> tuple[float, int, bool, list[Message], int] | None:
+    """(created, the position needed, whether ``hint`` held, the messages read, their stored
+    size) of ``session``, None if there is no such session. The position needed is the first
+    message's, or where the model's view begins (``view``). ``hint`` is a cached (created,
+    first, end): when it still holds the position needed, only the messages from its end are
+    read."""
     connection.execute("BEGIN")  # the session, its pages and its rows from one snapshot
     try:
         meta = connection.execute(
-            "SELECT created, next, count FROM tether_sessions WHERE id = ?", (session,)
+            "SELECT created, next, count, context FROM tether_sessions WHERE id = ?", (session,)
         ).fetchone()
         if meta is None:
             return None
-        created, following, count = meta
+        created, following, count, context = meta
         first = following - count
-        holds = hint is not None and hint[:2] == (created, first) and hint[2] <= following
-        start = hint[2] if holds and hint is not None else first
+        need = max(first, context) if view else first
+        holds = (
+            hint is not None
+            and hint[0] == created
+            and first <= hint[1] <= need
+            and hint[2] <= following
+        )
+        start = hint[2] if holds and hint is not None else need
         pages = connection.execute(
             "SELECT position, body FROM tether_pages WHERE session = ? AND position > ? "
             "ORDER BY position",
@@ -333,7 +366,7 @@ def _read_history(
             raise damaged(session, max(at, first) - first, exc) from None
     messages += read_messages(session, rows, stored_row, start - first + len(messages))
     size = sum(len(page) for _, page in pages) + sum(len(row[2]) for row in rows)
-    return created, first, start, messages, size
+    return created, need, holds, messages, size
 
 
 def _script(connection: sqlite3.Connection, script: str) -> None:

@@ -9,6 +9,8 @@ from collections.abc import (
 )
 
 from ..events import (
+    Compacted,
+    CompactionFailed,
     ContextTrimmed,
     Error,
     IterationEnd,
@@ -33,6 +35,8 @@ _LOOP_EVENTS: tuple[type, ...] = (
     Retrying,
     SteeringInjected,
     ContextTrimmed,
+    Compacted,
+    CompactionFailed,
     Error,
     SessionEndEvent,
 )

@@ -8,7 +8,16 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
-from ..events import Handoff, IterationEnd, SessionEndEvent, StreamEvent, TextDelta, ToolUseStart
+from ..events import (
+    Compacted,
+    CompactionFailed,
+    Handoff,
+    IterationEnd,
+    SessionEndEvent,
+    StreamEvent,
+    TextDelta,
+    ToolUseStart,
+)
 from ..messages import ToolResultBlock
 from ..middleware import (
     Middleware,
@@ -75,6 +84,8 @@ class Tracing(Middleware):
                         error = event.error
                     elif type(event) is Handoff:
                         self._handed_off(run, span, event)
+                    elif type(event) is Compacted or type(event) is CompactionFailed:
+                        span.event("tether.compaction", _compaction_attributes(event))
                     yield event
         except BaseException as exc:
             error = exc
@@ -107,6 +118,7 @@ class Tracing(Middleware):
                 **model_attributes(request),
                 **self._speaker(request.run),
                 **self._prompt(request),
+                **({"tether.purpose": request.purpose} if request.purpose != "reply" else {}),
             },
         )
         started, first = time.perf_counter(), None
@@ -183,6 +195,19 @@ class Tracing(Middleware):
         if self.capture_content:
             found["gen_ai.output.messages"] = content("".join(text), self._secrets)
         return found
+
+
+def _compaction_attributes(event: Compacted | CompactionFailed) -> dict[str, Any]:
+    """A compaction (or its failure) as attributes of the run span's event."""
+    if type(event) is CompactionFailed:
+        return {"tether.compaction.error": event.reason, "tether.compaction.tokens": event.tokens}
+    assert type(event) is Compacted
+    return {
+        "tether.compaction.summarized": event.summarized,
+        "tether.compaction.kept": event.kept,
+        "tether.compaction.tokens": event.tokens_before,
+        "tether.compaction.tokens_after": event.tokens_after,
+    }
 
 
 def _end_attributes(end: SessionEndEvent) -> dict[str, Any]:
