@@ -4,7 +4,8 @@ and nothing stored is lost. A failing summariser leaves the run going, with a wa
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import itertools
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -12,8 +13,8 @@ import pytest
 from tether import (
     Agent,
     Compacted,
-    CompactionFailed,
     Compaction,
+    CompactionFailed,
     MemoryContextStore,
     Message,
     Middleware,
@@ -163,14 +164,14 @@ async def test_a_failing_summariser_is_a_warning_and_the_run_goes_on_uncompacted
     assert len(model.requests[-1].messages) == 21  # the whole history, every call
     # not asked again every iteration: only once a quarter of the budget more has come
     assert len(broken.requests) == len(failed) < 11 - 4
-    assert all(b.tokens - a.tokens >= 1500 // 4 for a, b in zip(failed, failed[1:]))
+    assert all(b.tokens - a.tokens >= 1500 // 4 for a, b in itertools.pairwise(failed))
 
 
 async def test_an_empty_summary_fails_too() -> None:
     model = looping(4)
     a = agent(model, Compaction(max_tokens=1000, summarizer=summarizer("  ")))
     events = await events_of(a, "go", MemoryContextStore())
-    assert [e.reason for e in events if isinstance(e, CompactionFailed)][0].endswith("no text")
+    assert next(e.reason for e in events if isinstance(e, CompactionFailed)).endswith("no text")
 
 
 async def test_without_reported_usage_the_size_is_estimated() -> None:
@@ -313,6 +314,3 @@ async def test_cancelling_while_the_summary_is_asked_stores_no_record() -> None:
     answered = [r.tool_use_id for m in store.messages for r in m.tool_results]
     assert asked == answered
 
-
-def _ids(messages: Sequence[Message]) -> list[str]:
-    return [b.id for m in messages for b in m.tool_uses]
