@@ -1,8 +1,9 @@
 """What a long tool loop costs the client as its history grows: a ``--rounds`` iteration loop with
 2 KB tool results against a local OpenAI-compatible fake server in its own process
-(``bench/fake_openai.py``), run by tether and by a hand-written httpx + json loop doing the same,
-alternately in one process. Client CPU per iteration (process time, so the server's and the
-wait's are not counted) around iterations 10, 100 and 300, and request bytes per iteration.
+(``bench/fake_openai.py``), run by tether, by tether with ``Compaction`` and by a hand-written
+httpx + json loop doing the same, in turn in one process. Client CPU per iteration (process time,
+so the server's and the wait's are not counted) and request size around iterations 10, 100 and
+300.
 
     python bench/long_run.py            # 300 rounds, 3 repetitions each
     python bench/long_run.py --quick    # 40 rounds, once: proves it still runs
@@ -22,11 +23,12 @@ from typing import Any
 
 import httpx
 
-from tether import Agent, IterationStart, tool
+from tether import Agent, Compaction, IterationStart, tool
 from tether.transports import OpenAIChatTransport
 
 HERE = Path(__file__).resolve().parent
 RESULT = "r" * 2048  # each tool result: 2 KB
+COMPACT_AT = 16_000  # tokens (the fake server counts bytes / 4): about 30 iterations of results
 SYSTEM = "You work in steps: call step until the work is done."
 TOOL = {
     "type": "function",
@@ -59,17 +61,19 @@ class Sample:
         return [b - a for a, b in zip(self.starts, self.starts[1:], strict=False)]
 
 
-async def tether_loop(base_url: str, rounds: int) -> Sample:
+async def tether_loop(base_url: str, rounds: int, compact: bool = False) -> Sample:
     sample = Sample()
 
     async def sized(request: httpx.Request) -> None:
-        sample.sizes.append(len(request.content))
+        if b'"tools":' in request.content:  # a loop iteration's, not a compaction's summary
+            sample.sizes.append(len(request.content))
 
     client = httpx.AsyncClient(event_hooks={"request": [sized]})
     transport = OpenAIChatTransport(
         "fake", base_url=base_url, api_key="k", stream=False, client=client
     )
-    agent = Agent(SYSTEM, transport, tools=[step], max_iterations=rounds + 1)
+    policy = Compaction(max_tokens=COMPACT_AT) if compact else None
+    agent = Agent(SYSTEM, transport, tools=[step], max_iterations=rounds + 1, context_policy=policy)
     async for event in agent.run_stream("Do the work."):
         if type(event) is IterationStart:
             sample.starts.append(time.process_time())
@@ -120,26 +124,38 @@ def around(values: list[float], at: int, span: int = 5) -> float:
 
 async def measure(base_url: str, rounds: int, reps: int) -> dict[str, list[Sample]]:
     """Each loop ``reps`` times, alternating which goes first."""
-    runs: dict[str, list[Sample]] = {"hand-written": [], "tether": []}
+    loops = {
+        "hand-written": hand_written_loop,
+        "tether": tether_loop,
+        "tether+compact": lambda url, n: tether_loop(url, n, compact=True),
+    }
+    runs: dict[str, list[Sample]] = {name: [] for name in loops}
     for rep in range(reps):
-        order = ["hand-written", "tether"] if rep % 2 == 0 else ["tether", "hand-written"]
-        for name in order:
-            loop = hand_written_loop if name == "hand-written" else tether_loop
-            runs[name].append(await loop(base_url, rounds))
+        names = list(loops)[rep % 3 :] + list(loops)[: rep % 3]  # each goes first in turn
+        for name in names:
+            runs[name].append(await loops[name](base_url, rounds))
     return runs
 
 
 def report(runs: dict[str, list[Sample]], rounds: int, reps: int) -> None:
     points = [p for p in (10, 100, 300) if p <= rounds] or [rounds]
     print(f"{rounds} iterations, {reps} repetition(s); client CPU ms per iteration (median of 5)")
-    heads = "".join(f"{'@' + str(p):>10}" for p in points)
-    print(f"{'loop':14}{heads}{'KB sent @last':>16}")
+    print("and KB sent per request, at iterations", ", ".join(map(str, points)))
+    heads = "".join(f"{'ms @' + str(p):>10}" for p in points)
+    sizes = "".join(f"{'KB @' + str(p):>10}" for p in points)
+    print(f"{'loop':16}{heads}{sizes}")
     for name, samples in runs.items():
         cells = [
             statistics.median(around(s.per_iteration(), p) for s in samples) * 1e3 for p in points
         ]
-        last = statistics.median(s.sizes[-1] for s in samples) / 1024
-        print(f"{name:14}" + "".join(f"{c:10.2f}" for c in cells) + f"{last:16.1f}")
+        sent = [
+            statistics.median(s.sizes[min(p, len(s.sizes)) - 1] for s in samples) for p in points
+        ]
+        print(
+            f"{name:16}"
+            + "".join(f"{c:10.2f}" for c in cells)
+            + "".join(f"{b / 1024:10.1f}" for b in sent)
+        )
 
 
 def main(rounds: int, reps: int) -> None:

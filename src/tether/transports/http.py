@@ -33,6 +33,7 @@ from .credentials import (
 )
 from .deadline import Overdue, RequestDeadline
 from .fields import SHAPE_ERRORS, excerpt, malformed, quote, reason_of
+from .jsonbody import body_bytes
 from .options import split_options
 from .sse import DEFAULT_MAX_EVENT_BYTES, SSEDecoder, SSEEvent
 from .status import error_from_response
@@ -95,9 +96,10 @@ class HttpTransport:
         self._api_key = resolve_api_key(api_key, self.env_key, self.base_url, self.default_base_url)
         self._codec = self._make_codec()
         given = {**self._codec.headers(self._api_key), **(headers or {})}
-        self._headers = with_login(given, login)
+        self._headers = with_login({"content-type": "application/json", **given}, login)
         self._secrets = secrets_of(self._headers, [self._api_key or "", *login_secrets(login)])
         self._own_client = client is None
+        self._url: tuple[str, httpx.URL] | None = None  # the URL posted to, parsed once
         self._client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             http2=http2 and _has_h2(),
@@ -138,7 +140,10 @@ class HttpTransport:
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
         body = self.build_request(messages, tools, system)
-        url = self.base_url + self._codec.path
+        text = self.base_url + self._codec.path
+        if self._url is None or self._url[0] != text:  # httpx parses a URL text every request
+            self._url = (text, httpx.URL(text))
+        url = self._url[1]
         debug = log.isEnabledFor(logging.DEBUG)
         if debug:
             headers = redact_headers(self._headers)
@@ -187,9 +192,11 @@ class HttpTransport:
         finally:
             deadline.close()
 
-    async def _open(self, url: str, body: dict[str, Any]) -> httpx.Response:
+    async def _open(self, url: httpx.URL | str, body: dict[str, Any]) -> httpx.Response:
         """Send the request; the response, open for reading, if its status is a success."""
-        request = self._client.build_request("POST", url, json=body, headers=self._headers)
+        request = self._client.build_request(
+            "POST", url, content=body_bytes(body), headers=self._headers
+        )
         response = await self._client.send(request, stream=True)
         if log.isEnabledFor(logging.DEBUG):
             log.debug("HTTP %s %s", response.status_code, redact_headers(response.headers))
@@ -203,7 +210,7 @@ class HttpTransport:
             log.debug("HTTP %s body=%s", response.status_code, self._loggable(content, _LOG_BODY))
         raise error_from_response(response.status_code, response.headers, content)
 
-    async def _post(self, url: str, body: dict[str, Any]) -> Any:
+    async def _post(self, url: httpx.URL | str, body: dict[str, Any]) -> Any:
         """One plain request: the response's JSON."""
         try:
             response = await self._open(url, body)

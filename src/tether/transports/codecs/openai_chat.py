@@ -25,6 +25,7 @@ from ...messages import (
 )
 from ...types import ToolSpec
 from ..fields import SHAPE_ERRORS, malformed, quote
+from ..jsonbody import Encoded, dumps
 from ..options import ModelOptions, ToolChoice
 from ..schema import strict_schema
 from .openai_chat_decode import ChatStreamDecoder, parse_response
@@ -213,8 +214,9 @@ class OpenAIChatCodec:
         self.max_tokens_field = max_tokens_field
         self._tool_memo: dict[int, tuple[ToolSpec, dict[str, Any]]] = {}
         self._format_memo: tuple[Mapping[str, Any], dict[str, Any]] | None = None
-        # by id, with the message itself: its id cannot be reused while it is held here
-        self._message_memo: dict[int, tuple[Message, list[dict[str, Any]]]] = {}
+        # by id, with the message itself (its id cannot be reused while it is held here), its
+        # wire messages and their JSON text
+        self._message_memo: dict[int, tuple[Message, list[dict[str, Any]], str]] = {}
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -228,9 +230,11 @@ class OpenAIChatCodec:
         options: ModelOptions,
         stream: bool,
     ) -> dict[str, Any]:
-        wire: list[dict[str, Any]] = []
+        wire = Encoded()
         if system:
-            wire.append({"role": "system", "content": system})
+            first = {"role": "system", "content": system}
+            wire.append(first)
+            wire.parts.append(dumps(first))
         self._messages(messages, wire)
         body: dict[str, Any] = {"model": model, "messages": wire}
         if tools:
@@ -281,20 +285,22 @@ class OpenAIChatCodec:
         if options.prompt_cache_key is not None:
             body["prompt_cache_key"] = options.prompt_cache_key
 
-    def _messages(self, messages: Sequence[Message], wire: list[dict[str, Any]]) -> None:
-        """Each message's wire messages onto ``wire``: those of a message sent before are
-        reused (messages do not change), the rest made and kept."""
+    def _messages(self, messages: Sequence[Message], wire: Encoded) -> None:
+        """Each message's wire messages (and their JSON text) onto ``wire``: those of a
+        message sent before are reused (messages do not change), the rest made and kept."""
         memo = self._message_memo
         if len(memo) > _MESSAGE_MEMO:
             memo.clear()
+        parts = wire.parts
         for message in messages:
             known = memo.get(id(message))
-            if known is not None and known[0] is message:
+            if known is None or known[0] is not message:
+                made: list[dict[str, Any]] = []
+                _append(message, made)
+                known = memo[id(message)] = (message, made, ",".join(map(dumps, made)))
+            if known[1]:
                 wire.extend(known[1])
-                continue
-            start = len(wire)
-            _append(message, wire)
-            memo[id(message)] = (message, wire[start:])
+                parts.append(known[2])
 
     def _format(self, given: Mapping[str, Any]) -> dict[str, Any]:
         memo = self._format_memo
