@@ -7,6 +7,11 @@ so the server's and the wait's are not counted) and request size around iteratio
 
     python bench/long_run.py            # 300 rounds, 3 repetitions each
     python bench/long_run.py --quick    # 40 rounds, once: proves it still runs
+    python bench/long_run.py --local 12 # 12 rounds on the real local model: per iteration, the
+                                        # prompt tokens it evaluated beside those that were new
+
+On the local model (llama.cpp keeps the prompt's prefix cached), an iteration should evaluate
+only what was added since the last one: prompt minus cache read within new tokens + 10 %.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from tether import Agent, Compaction, IterationStart, tool
+from tether import Agent, Compaction, IterationEnd, IterationStart, tool
 from tether.transports import OpenAIChatTransport
 
 HERE = Path(__file__).resolve().parent
@@ -158,6 +163,46 @@ def report(runs: dict[str, list[Sample]], rounds: int, reps: int) -> None:
         )
 
 
+LOCAL_SYSTEM = (
+    "You work in steps. Call the step_local tool with i set to the number the last result "
+    "asks for; when a result says the work is done, answer 'done'."
+)
+
+
+@tool
+def step_local(i: int) -> str:
+    """Do step number i of the work."""
+    return (
+        f"Step {i} is done. "
+        + "Log line. " * 40
+        + f"Next: call the step_local tool with i={i + 1}."
+    )
+
+
+async def local_loop(rounds: int) -> None:
+    """The loop on the real local model, each iteration's prompt tokens split into what the
+    server read from its cache and what it evaluated, beside what was new since the last."""
+    from tether.local import LocalModel  # the local extra: only here
+
+    async with LocalModel() as local:
+        transport = local.chat_transport(temperature=0, seed=1, max_tokens=60)
+        agent = Agent(LOCAL_SYSTEM, transport, tools=[step_local], max_iterations=rounds)
+        print(f"{'iter':>5}{'prompt':>9}{'cached':>9}{'evaluated':>11}{'new':>7}{'eval/new':>10}")
+        last = None
+        async for event in agent.run_stream("Start with step 1."):
+            if type(event) is IterationEnd:
+                usage = event.usage
+                evaluated = usage.input_tokens - usage.cache_read_tokens
+                new = usage.input_tokens - last if last is not None else usage.input_tokens
+                ratio = f"{evaluated / new:10.2f}" if new > 0 else f"{'-':>10}"
+                print(
+                    f"{event.iteration:5}{usage.input_tokens:9}{usage.cache_read_tokens:9}"
+                    f"{evaluated:11}{new:7}{ratio}"
+                )
+                last = usage.input_tokens + usage.output_tokens
+        await transport.aclose()
+
+
 def main(rounds: int, reps: int) -> None:
     server = subprocess.Popen(
         [sys.executable, str(HERE / "fake_openai.py"), "--rounds", str(rounds)],
@@ -178,5 +223,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--local", type=int, metavar="N", help="N rounds on the local model")
     args = parser.parse_args()
-    main(40 if args.quick else args.rounds, 1 if args.quick else 3)
+    if args.local:
+        asyncio.run(local_loop(args.local))
+    else:
+        main(40 if args.quick else args.rounds, 1 if args.quick else 3)
