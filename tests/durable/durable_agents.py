@@ -4,7 +4,8 @@
 ``PlanModel`` answers from the history alone, so any worker, after any crash, makes the same
 turn: the prompt is a JSON plan of tool-call rounds; turn k calls round k, then it answers with
 every result. The ``bank`` tools write to a SQLite ledger (the "outside world", path in
-``TETHER_TEST_LEDGER``) that applies each idempotency key once and counts every attempt."""
+``TETHER_TEST_LEDGER``) that applies each idempotency key once and counts every attempt.
+``DripModel`` streams slowly, and waits on a file the test makes, for the streaming tests."""
 
 from __future__ import annotations
 
@@ -14,14 +15,16 @@ import os
 import random
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from tether import Agent, Message, StreamEvent, TextBlock, ToolResultBlock, tool
+from tether import Agent, Message, StreamEvent, TextBlock, ToolResultBlock, report_progress, tool
 from tether.durable import DurableOptions, TemporalAgent, current_call
 from tether.errors import RateLimitError
-from tether.events import IterationEnd, TextDelta, ToolInputDelta, ToolUseStart
+from tether.events import IterationEnd, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from tether.transports import FallbackTransport
 from tether.types import StopReason, ToolSpec, Usage
 
@@ -187,3 +190,78 @@ summing = TemporalAgent(
 def plan(*rounds: list[tuple[str, dict[str, Any]]]) -> str:
     """A prompt for ``PlanModel``."""
     return json.dumps({"rounds": [[[n, a] for n, a in r] for r in rounds]})
+
+
+class DripModel:
+    """Streams what the JSON prompt asks: first its tool ``rounds`` (as ``PlanModel``), then
+    ``think`` as reasoning and ``say`` as the answer, in pieces of ``size`` characters,
+    ``every`` seconds apart. With ``gate`` (a file path) it stops after ``before`` pieces of
+    the answer until the file exists. ``fickle``: the second half of the answer names the
+    worker's process, so an attempt on another worker says something else."""
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        ask = json.loads(next(b.text for b in messages[0].content if isinstance(b, TextBlock)))
+        rounds: list[list[list[Any]]] = ask.get("rounds", [])
+        done = sum(1 for m in messages if m.role == "user" and _results(m))
+        usage = Usage(input_tokens=len(messages), output_tokens=1)
+        if done < len(rounds):
+            for i, (name, args) in enumerate(rounds[done]):
+                yield ToolUseStart(i, f"call_{done}_{i}", name)
+                yield ToolInputDelta(i, f"call_{done}_{i}", json.dumps(args))
+            yield IterationEnd(0, StopReason.TOOL_USE, usage)
+            return
+        size, every = ask.get("size", 4), ask.get("every", 0.0)
+        think: str = ask.get("think", "")
+        for start in range(0, len(think), size):
+            yield ReasoningDelta(0, think[start : start + size])
+            await asyncio.sleep(every)
+        say: str = ask["say"]
+        if ask.get("fickle"):
+            say = f"{say[: len(say) // 2]}<worker {os.getpid()}>{say[len(say) // 2 :]}"
+        index = 1 if think else 0
+        for n, start in enumerate(range(0, len(say), size)):
+            if n == ask.get("before") and ask.get("gate"):
+                await _opened(ask["gate"])
+            yield TextDelta(index, say[start : start + size])
+            await asyncio.sleep(every)
+        yield IterationEnd(0, StopReason.END_TURN, usage)
+
+
+async def _opened(gate: str) -> None:
+    """Wait until the file ``gate`` exists (the test, in another process, makes it)."""
+    while not Path(gate).is_file():  # noqa: ASYNC110, ASYNC240 - a stat per 10 ms, no waiting
+        await asyncio.sleep(0.01)
+
+
+async def _crunch(steps: int, gate: str = "") -> str:
+    """Crunch ``steps`` steps, reporting each; after the first, wait for the file ``gate``."""
+    for step in range(1, steps + 1):
+        report_progress(step, steps, f"step {step}")
+        if step == 1 and gate:
+            await _opened(gate)
+        await asyncio.sleep(0.05)
+    return f"crunched {steps}"
+
+
+crunch = replace(tool(_crunch, name="crunch", idempotent=True), reports_progress=True)
+
+dripping = TemporalAgent(
+    Agent("You stream.", DripModel(), tools=[crunch, lookup]),
+    name="dripping",
+    options=DurableOptions(heartbeat_timeout=30.0, retry_initial=0.2, retry_max=1.0),
+)
+flaky_drip = TemporalAgent(  # a lost worker is noticed within two seconds
+    dripping.agent,
+    name="flaky_drip",
+    options=DurableOptions(
+        heartbeat_timeout=2.0, retry_initial=0.2, retry_max=0.5, model_attempts=100
+    ),
+)
+
+
+def drip(say: str, **ask: Any) -> str:
+    """A prompt for ``DripModel``: ``ask`` as its keys say (``rounds`` as ``plan`` takes them)."""
+    rounds = ask.pop("rounds", [])
+    return json.dumps({"say": say, "rounds": [[[n, a] for n, a in r] for r in rounds], **ask})

@@ -1,10 +1,10 @@
 """The activities of a durable agent: one model call, one tool call, and (with a store) one
 append and one page of a stored session. They run on workers, with the agent's real transport,
-tools, guards and middleware."""
+tools, guards and middleware; a model call's text and a tool call's progress show in their
+heartbeats while they run (``live``)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from contextlib import aclosing
 from datetime import timedelta
@@ -14,8 +14,9 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ..agent import Agent
+from ..dispatch import dispatcher_for, run_in_tasks, tools_by_name
 from ..errors import ConflictError
-from ..events import StreamEvent
+from ..events import StreamEvent, ToolProgress
 from ..jsonforms import (
     block_from_dict,
     block_to_dict,
@@ -23,13 +24,15 @@ from ..jsonforms import (
     message_from_dict,
     message_to_dict,
 )
-from ..messages import Message, ToolUseBlock
+from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..middleware import ModelRequest, as_generator, call_transport, model_chain
+from ..results import interrupted_result
 from ..stores.base import SessionRows
 from ..tools.selector import read_tools
 from ..tracing.ambient import with_ambient
 from .call import CURRENT, DurableCall
 from .listing import listing_of
+from .live import LiveProgress, LiveReply
 from .payloads import (
     Appended,
     LoadPage,
@@ -40,6 +43,7 @@ from .payloads import (
     coalesce,
     spec_from_dict,
 )
+from .pulse import Pulse
 
 __all__ = ["AgentActivities", "activity_names"]
 
@@ -65,24 +69,31 @@ class AgentActivities:
         return [_defined(self.names[kind], getattr(self, kind)) for kind in kinds]
 
     async def model(self, call: ModelCall) -> ModelTurn:
-        """One model call through the agent's model middleware; a failure the agent's retry
-        policy would not retry is final (Temporal does not retry it either)."""
+        """One model call through the agent's model middleware, its text and reasoning so far
+        in each heartbeat (sent as events come); a failure the agent's retry policy would not
+        retry is final (Temporal does not retry it either)."""
         agent = self.agent
+        attempt = activity.info().attempt
         request = ModelRequest(
             [*await self._stored(call), *(message_from_dict(m) for m in call.messages)],
             [spec_from_dict(s) for s in call.tools],
             call.system,
             call.iteration,
             agent.transport,
-            activity.info().attempt,
+            attempt,
         )
         chain = model_chain(with_ambient(agent.middleware), call_transport) or call_transport
         events: list[StreamEvent] = []
+        live = LiveReply(call.turn, attempt)
         try:
-            async with aclosing(as_generator(chain(request))) as stream:
+            async with (
+                Pulse(live.details) as pulse,
+                aclosing(as_generator(chain(request))) as stream,
+            ):
                 async for event in stream:
                     events.append(event)
-                    activity.heartbeat()
+                    live.add(event)
+                    pulse.news()
         except Exception as exc:
             raise _failure(exc, retryable=agent.retry.retry_on(exc)) from None
         return ModelTurn(coalesce(events))
@@ -107,28 +118,35 @@ class AgentActivities:
 
     async def tool(self, call: ToolCallInput) -> dict[str, Any]:
         """One tool call as the loop makes it (guards, validation, the agent's tool middleware),
-        heartbeating while it runs; its idempotency key is in ``current_call()``."""
+        heartbeating while it runs, with the progress it reported so far; its idempotency key is
+        in ``current_call()``."""
         block = block_from_dict(call.block)
         if not isinstance(block, ToolUseBlock):
             raise ApplicationError("a tool activity needs a tool_use block", non_retryable=True)
         info = activity.info()
+        live = LiveProgress(call.key, block.id, info.attempt)
         token = CURRENT.set(DurableCall(call.workflow_id, block.id, call.key, info.attempt))
         try:
-            running = asyncio.ensure_future(self.agent.dispatch_tools([block], call.iteration))
+            async with Pulse(live.details, _heartbeat_every(info.heartbeat_timeout)) as pulse:
+                result = await self._dispatch(block, call.iteration, live, pulse)
         finally:
             CURRENT.reset(token)
-        every = _heartbeat_every(info.heartbeat_timeout)
-        try:
-            while True:
-                done, _ = await asyncio.wait({running}, timeout=every)
-                if done:
-                    break
-                activity.heartbeat()
-        except BaseException:
-            running.cancel()
-            raise
-        (result,) = running.result()
         return block_to_dict(result)
+
+    async def _dispatch(
+        self, block: ToolUseBlock, iteration: int, live: LiveProgress, pulse: Pulse
+    ) -> ToolResultBlock:
+        """``block`` run as ``Agent.dispatch_tools`` runs it, in a task of its own so that its
+        progress reports come out while it runs."""
+        agent = self.agent
+        dispatcher = dispatcher_for(agent, tools_by_name(await read_tools(agent.tools)), iteration)
+        results: list[ToolResultBlock | None] = [None]
+        async with aclosing(run_in_tasks(dispatcher, [block], results)) as events:
+            async for event in events:
+                if isinstance(event, ToolProgress):
+                    live.add(event)
+                    pulse.news()
+        return results[0] if results[0] is not None else interrupted_result(block)
 
     async def tools(self, _: int) -> list[dict[str, Any]]:
         """The agent's tools now (its sources asked again), as the workflow needs them."""

@@ -20,6 +20,7 @@ from ..stores.base import SessionRows
 from ..tools.tool import Tool
 from .activities import AgentActivities, activity_names
 from .client import DurableRun
+from .live import FLUSH
 from .options import DurableOptions
 from .payloads import RunInput, RunOutput
 from .spec import DurableSpec
@@ -103,7 +104,7 @@ class TemporalAgent:
                 None if execution_timeout is None else timedelta(seconds=execution_timeout)
             ),
         )
-        return DurableRun(handle)
+        return DurableRun(handle, client)
 
     async def run(
         self, client: Client, prompt: str, *, task_queue: str, id: str | None = None
@@ -119,13 +120,17 @@ class TemporalAgent:
 
     def get(self, client: Client, id: str) -> DurableRun:
         """The handle of the run ``id`` (started earlier, by anyone)."""
-        return DurableRun(client.get_workflow_handle(id, result_type=RunOutput))
+        return DurableRun(client.get_workflow_handle(id, result_type=RunOutput), client)
 
     @staticmethod
     def serving(
         agents: Sequence[TemporalAgent], client: Client, task_queue: str, **options: Any
     ) -> Worker:
-        """One worker for several durable agents on one task queue."""
+        """One worker for several durable agents on one task queue. Its activities' heartbeats
+        go out as they come (at most every ``FLUSH`` seconds, not Temporal's default of most of
+        the heartbeat timeout): they carry what running calls show to ``DurableRun.events()``
+        (a worker made otherwise needs ``max_heartbeat_throttle_interval`` so for that)."""
+        options.setdefault("max_heartbeat_throttle_interval", timedelta(seconds=FLUSH))
         return Worker(
             client,
             task_queue=task_queue,

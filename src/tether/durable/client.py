@@ -4,19 +4,33 @@ await its outcome."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
-from temporalio.client import WorkflowHandle
+from temporalio.client import Client, WorkflowHandle
+from temporalio.converter import DataConverter
+from temporalio.service import RPCError, RPCStatusCode
 
 from ..errors import TetherError
 from ..events import StreamEvent
 from ..jsonforms import event_from_dict, exception_from_dict, message_from_dict
 from ..messages import Message
 from .payloads import Decision, RunOutput
+from .tail import LiveTail
 
 __all__ = ["DurableRun", "DurableRunError", "Progress"]
+
+POLL = 0.05  # seconds between looks at a busy run
+IDLE_POLL = 1.0  # the longest wait between looks at a run that waits (for a person, a message)
+# what a query gets while no worker answers it (the one that held the run was lost, say)
+NO_WORKER = {RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED, RPCStatusCode.UNAVAILABLE}
+# seconds a query may take before it is asked again, doubled while it keeps timing out: Temporal
+# may hand it to a lost worker's queue (and give up only after 20 s) for 10 s after the loss
+QUERY_TIMEOUT = 3.0
+RECHECK = 1.0  # seconds between asks for the log while the same calls run (a cancel, say)
 
 
 class DurableRunError(TetherError):
@@ -47,12 +61,15 @@ class Progress:
 
 
 class DurableRun:
-    """One durable run (a workflow), by its id; it follows the run across continue-as-new."""
+    """One durable run (a workflow), by its id; it follows the run across continue-as-new.
+    ``client`` (the one ``handle`` came from) reads what running calls show; without it,
+    Temporal's default data converter does."""
 
-    __slots__ = ("handle",)
+    __slots__ = ("converter", "handle")
 
-    def __init__(self, handle: WorkflowHandle[Any, Any]) -> None:
+    def __init__(self, handle: WorkflowHandle[Any, Any], client: Client | None = None) -> None:
         self.handle = handle
+        self.converter = client.data_converter if client is not None else DataConverter.default
 
     @property
     def id(self) -> str:
@@ -103,18 +120,85 @@ class DurableRun:
         data = await self.handle.query("transcript", result_type=list)
         return [message_from_dict(m) for m in data]
 
-    async def events(self, *, after: int = 0, poll: float = 0.1) -> AsyncIterator[StreamEvent]:
-        """The run's events from number ``after`` on, as they come (asked every ``poll``
-        seconds), until the run ends."""
+    async def events(self, *, after: int = 0, poll: float = POLL) -> AsyncIterator[StreamEvent]:
+        """The run's events from number ``after`` on, as they come, until the run ends.
+
+        Events come from the run's log (what ``Agent.run_stream`` would give, a model call's
+        text as one delta per block) and, while calls run, from what they show live: a model
+        call's text and reasoning deltas as it streams, a tool call's ``ToolProgress`` as it
+        reports. Each piece of text is given once, in order: when the call's events reach the
+        log, only text not shown yet follows. A model call retried after its worker was lost
+        says its text again; what repeats the text shown is held back, and where the retry says
+        something else a ``Retrying`` event (delay 0) comes first: the partial reply shown so
+        far is discarded and the retry's text follows from its start. ``ToolProgress`` shows
+        only while the call runs (it is in no log); a report made in the last ``poll`` seconds
+        of a call may not show. Running calls are looked at every ``poll`` seconds (the log as
+        soon as one ends, else once a second), a run that waits for a person or a message less
+        often (up to once a second), and one that no worker answers again (one was lost: the
+        next to take the run over answers).
+        """
+        tail = LiveTail()
+        idle = poll
         while True:
-            page = await self.handle.query("events", after, result_type=dict)
-            for data in page["events"]:
-                yield event_from_dict(data)
+            page = await self._page(after, poll)
+            asked = time.monotonic()
+            first = page["next"] - len(page["events"])
+            for position, data in enumerate(page["events"], first):
+                for event in tail.logged(position, event_from_dict(data)):
+                    yield event
             after = page["next"]
             if page["done"]:
                 return
-            if not page["events"]:
+            live = page.get("live")
+            if live is None:
+                if not page["events"]:  # nothing runs: it waits for a person or a message
+                    await asyncio.sleep(idle)
+                    idle = min(idle * 2, max(poll, IDLE_POLL))
+                continue
+            idle = poll
+            tail.expect(live.get("turn"), live.get("at"))
+            calls: frozenset[tuple[str, int]] | None = None
+            while True:  # while the same calls run, the log waits for them: look at them only
+                running, shown = await self._live(tail)
+                for event in shown:
+                    yield event
+                if page["events"] or (calls is not None and running != calls):
+                    break  # the log may have more: ask for it now
+                calls = running
                 await asyncio.sleep(poll)
+                if len(running) < live.get("running", 0) or time.monotonic() - asked >= RECHECK:
+                    break  # a call ended before the page was read (or a while has passed)
+
+    async def _page(self, after: int, poll: float) -> dict[str, Any]:
+        """The ``events`` query's page from ``after``, asked until a worker answers."""
+        wait, timeout = poll, QUERY_TIMEOUT
+        while True:
+            try:
+                page: dict[str, Any] = await self.handle.query(
+                    "events", after, result_type=dict, rpc_timeout=timedelta(seconds=timeout)
+                )
+                return page
+            except RPCError as exc:
+                if exc.status not in NO_WORKER:
+                    raise
+                if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
+                    timeout *= 2  # perhaps only a busy worker: give it longer
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, max(poll, IDLE_POLL))
+
+    async def _live(self, tail: LiveTail) -> tuple[frozenset[tuple[str, int]], list[StreamEvent]]:
+        """The run's calls in flight (activity id and state), and what they show now that
+        ``tail`` has not given yet."""
+        description = await self.handle.describe()
+        running = description.raw_description.pending_activities
+        events: list[StreamEvent] = []
+        for pending in running:
+            if not pending.HasField("heartbeat_details"):
+                continue
+            for details in await self.converter.decode(pending.heartbeat_details.payloads):
+                if isinstance(details, dict):
+                    events.extend(tail.seen(details))
+        return frozenset((p.activity_id, int(p.state)) for p in running), events
 
     def __repr__(self) -> str:
         return f"DurableRun({self.id!r})"

@@ -8,6 +8,7 @@ retry policy per kind (model calls retried; tool calls only when the tool is ide
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,6 +44,8 @@ class CallSite(Protocol):
 
     def next_turn(self) -> int: ...
 
+    def calling(self, turn: int | None) -> AbstractContextManager[None]: ...
+
     def stored_prefix(self, messages: Sequence[Message]) -> int: ...
 
     def needs_approval(self, call: ToolRequest) -> bool: ...
@@ -66,24 +69,26 @@ class ActivityCalls(Middleware):
         session = self.session
         options = session.options
         stored = session.stored_prefix(request.messages)
+        number = session.next_turn()
         call = ModelCall(
             [message_to_dict(m) for m in request.messages[stored:]],
             [spec_to_dict(t) for t in request.tools],
             request.system,
             request.iteration,
             session.workflow_id,
-            session.next_turn(),
+            number,
             stored,
         )
         try:
-            turn = await workflow.execute_activity(
-                session.names["model"],
-                call,
-                result_type=ModelTurn,
-                start_to_close_timeout=timedelta(seconds=options.model_timeout),
-                heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
-                retry_policy=self._retry(options.model_attempts),
-            )
+            with session.calling(number):
+                turn = await workflow.execute_activity(
+                    session.names["model"],
+                    call,
+                    result_type=ModelTurn,
+                    start_to_close_timeout=timedelta(seconds=options.model_timeout),
+                    heartbeat_timeout=timedelta(seconds=options.heartbeat_timeout),
+                    retry_policy=self._retry(options.model_attempts),
+                )
         except ActivityError as exc:
             raise _model_error(exc) from None
         for event in events_of(turn):
@@ -101,14 +106,17 @@ class ActivityCalls(Middleware):
                 return ToolResultBlock(call.id, text, True)
         attempts = session.options.tool_attempts if call.tool.idempotent else 1
         try:
-            result = await workflow.execute_activity(
-                session.names["tool"],
-                ToolCallInput(block_to_dict(call.block), call.iteration, session.workflow_id, key),
-                result_type=dict,
-                start_to_close_timeout=timedelta(seconds=self._tool_timeout(call)),
-                heartbeat_timeout=timedelta(seconds=session.options.heartbeat_timeout),
-                retry_policy=self._retry(attempts),
-            )
+            with session.calling(None):
+                result = await workflow.execute_activity(
+                    session.names["tool"],
+                    ToolCallInput(
+                        block_to_dict(call.block), call.iteration, session.workflow_id, key
+                    ),
+                    result_type=dict,
+                    start_to_close_timeout=timedelta(seconds=self._tool_timeout(call)),
+                    heartbeat_timeout=timedelta(seconds=session.options.heartbeat_timeout),
+                    retry_policy=self._retry(attempts),
+                )
         except ActivityError as exc:
             return ToolResultBlock(call.id, _tool_failure(call, exc), True)
         block = block_from_dict(result)

@@ -1,14 +1,15 @@
 """``DurableSession``: what one durable workflow does. It runs the agent's one loop on the
 workflow's history, answers one user message after another, waits for approvals and messages
-as long as it must, keeps the events for callers, and continues as new before its history
-outgrows Temporal's limits."""
+as long as it must, keeps the events for callers (and tells them which calls run, whose text
+and progress they can read live), and continues as new before its history outgrows Temporal's
+limits."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Mapping, Sequence
-from contextlib import aclosing
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import aclosing, contextmanager
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -73,6 +74,8 @@ class DurableSession:
         self.decisions: dict[str, tuple[bool, str | None]] = {}
         self.log: list[StreamEvent] = []
         self.offset = start.events
+        self.running = 0  # model and tool calls in flight
+        self.streaming: tuple[int, int] | None = None  # the model call in flight: turn, position
         self.status: Status = "running"
         self.closing = False
         self.finished = False
@@ -245,6 +248,20 @@ class DurableSession:
         self.turns += 1
         return self.turns
 
+    @contextmanager
+    def calling(self, turn: int | None) -> Iterator[None]:
+        """A model call (number ``turn``) or a tool call (None) runs while the block does: the
+        ``events`` query says so, and where the model call's events will land in the log."""
+        self.running += 1
+        if turn is not None:
+            self.streaming = (turn, self.offset + len(self.log))
+        try:
+            yield
+        finally:
+            self.running -= 1
+            if turn is not None:
+                self.streaming = None
+
     def stored_prefix(self, messages: Sequence[Message]) -> int:
         """How many leading ``messages`` are the stored session's own (none without a store)."""
         if self.durable.store is None:
@@ -323,10 +340,18 @@ class DurableSession:
         return [message_to_dict(m) for m in self.context.messages]
 
     def events(self, after: int) -> dict[str, Any]:
+        """A page of the log from event ``after``; on the last page, ``live`` tells which calls
+        run now (how many, and the model call's number and log position), or None."""
         start = max(after - self.offset, 0)
         chosen = self.log[start : start + EVENTS_PER_QUERY]
+        last = start + len(chosen) >= len(self.log)
+        live = None
+        if last and self.running:
+            turn, at = self.streaming if self.streaming is not None else (None, None)
+            live = {"running": self.running, "turn": turn, "at": at}
         return {
             "events": [event_to_dict(e) for e in chosen],
             "next": self.offset + start + len(chosen),
-            "done": self.finished and start + len(chosen) >= len(self.log),
+            "done": self.finished and last,
+            "live": live,
         }
