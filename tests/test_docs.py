@@ -105,6 +105,20 @@ def test_readme_fallback_example_runs_as_written() -> None:
     assert out == ["Hello from the spare.", "Hello from the spare.", "1 2"]
 
 
+def test_readme_long_conversations_example_runs_as_written() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Long conversations", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    out = _run(["-c", code.group(1)]).splitlines()
+    assert out == [
+        "summarised 5 messages, kept 2",
+        "What the book is about.",
+        "Summary of the conversation so far:",
+        "11 messages stored; 1 summary",
+    ]
+
+
 def test_readme_session_example_runs_as_written() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Sessions", 1)[1]
