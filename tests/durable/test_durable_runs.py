@@ -22,6 +22,7 @@ from temporalio.worker import Replayer
 import parts
 from tether import (
     Agent,
+    Compaction,
     MemoryContextStore,
     Message,
     StreamEvent,
@@ -495,6 +496,11 @@ def test_a_durable_agent_refuses_what_a_workflow_cannot_do() -> None:
         TemporalAgent(Agent("s", ScriptedTransport([]), handoffs=[other]), name="x")
     with pytest.raises(ValueError, match="approval"):
         TemporalAgent(Agent("s", ScriptedTransport([]), approval={"pay"}), name="x")
+    summarised = Compaction(max_tokens=100, summarizer=ScriptedTransport([]))
+    with pytest.raises(ValueError, match="summarizer"):
+        TemporalAgent(Agent("s", ScriptedTransport([]), context_policy=summarised), name="x")
+    own = Agent("s", ScriptedTransport([]), context_policy=Compaction(max_tokens=100))
+    assert TemporalAgent(own, name="x").agent is own  # the agent's own model summarises
 
 
 async def _until(run: Any, test: Any, within: float = 30.0) -> Any:

@@ -15,6 +15,7 @@ from temporalio.worker import Worker
 
 from ..agent import Agent
 from ..approval import Approval, check_approval
+from ..compaction import Compaction
 from ..output import spec_for
 from ..stores.base import SessionRows
 from ..tools.tool import Tool
@@ -61,6 +62,12 @@ class TemporalAgent:
             raise ValueError(
                 f"durable agent {name!r}: handoffs and Agent(approval=) do not run in a workflow "
                 "yet (TemporalAgent(approval=) waits for a person durably)"
+            )
+        policy = agent.context_policy
+        if isinstance(policy, Compaction) and policy.summarizer is not None:
+            raise ValueError(
+                f"durable agent {name!r}: Compaction(summarizer=...) would call a model from the "
+                "workflow; leave summarizer=None (the agent's own model summarises, in an activity)"
             )
         self.agent = agent
         self.name = name
