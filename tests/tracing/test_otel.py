@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from tether import Agent, RetryPolicy, Tool, TransportError, Usage
+from tether import Agent, Compaction, RetryPolicy, Tool, TransportError, Usage
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.tracing import OpenTelemetry
 
@@ -282,3 +282,29 @@ def test_with_an_sdk_set_up_every_run_is_traced_with_no_tether_step(tmp_path: Pa
     assert names.count("invoke_agent plain") == 1
     assert names.count("chat ScriptedTransport") == 2
     assert len([n for n in names if n.startswith("invoke_agent")]) == 2
+
+
+async def test_a_compaction_is_a_chat_span_for_the_summary_and_an_event_of_the_run() -> None:
+    traced = Traced()
+    big = "x" * 2400  # ~600 tokens each, estimated
+    replies = [Reply(tool_calls=[Call("look", {"n": n})]) for n in range(3)]
+    model = ScriptedTransport([*replies, Reply("ok")])
+    summarizer = ScriptedTransport([Reply("looked three times", usage=Usage(90, 6))])
+    agent = Agent(
+        "sys",
+        model,
+        tools=[Tool("look", lambda n: big)],
+        context_policy=Compaction(max_tokens=1500, keep_last=2, summarizer=summarizer),
+        middleware=[traced.middleware],
+    )
+    assert await agent.run("go") == "ok"
+    chats = traced.named("chat")
+    summary = [s for s in chats if s.attributes.get("tether.purpose") == "compaction"]
+    assert len(summary) == 1 and len(chats) == 5
+    assert summary[0].attributes["gen_ai.usage.input_tokens"] == 90
+    (run,) = traced.named("invoke_agent")
+    assert parent_of(summary[0]) == span_id(run)
+    (event,) = [e for e in run.events if e.name == "tether.compaction"]
+    assert event.attributes["tether.compaction.summarized"] == 5
+    assert event.attributes["tether.compaction.tokens"] > 1500
+    assert run.attributes["gen_ai.usage.input_tokens"] == 90  # the summary's tokens count
