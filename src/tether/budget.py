@@ -9,7 +9,15 @@ from typing import Protocol, runtime_checkable
 
 from .messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["CharBudget", "ContextPolicy", "Trim", "estimate_chars", "summarize_dropped"]
+__all__ = [
+    "CharBudget",
+    "ContextPolicy",
+    "Trim",
+    "estimate_chars",
+    "is_tool_results",
+    "summarize_dropped",
+    "truncate",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +52,8 @@ def estimate_chars(message: Message) -> int:
     return total
 
 
-def _truncate(text: str, limit: int) -> str:
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -53,17 +62,18 @@ def summarize_dropped(messages: Sequence[Message], limit: int = 4000) -> str:
     lines: list[str] = []
     for m in messages:
         if m.role == "user" and m.text:
-            lines.append("User asked: " + _truncate(m.text, 200))
+            lines.append("User asked: " + truncate(m.text, 200))
         elif m.role == "assistant":
             if m.text:
-                lines.append("Assistant: " + _truncate(m.text, 200))
+                lines.append("Assistant: " + truncate(m.text, 200))
             names = [b.name for b in m.tool_uses]
             if names:
                 lines.append("  Called tools: " + ", ".join(names))
-    return _truncate("\n".join(lines), limit)
+    return truncate("\n".join(lines), limit)
 
 
-def _is_tool_results(message: Message) -> bool:
+def is_tool_results(message: Message) -> bool:
+    """Whether ``message`` carries tool results (which never stand without their call)."""
     return message.role == "user" and any(type(b) is ToolResultBlock for b in message.content)
 
 
@@ -106,7 +116,7 @@ class CharBudget:
         # user digest comes first.
         user_first = not self.summarize or self.summary_role != "user"
         while start < n - 1 and (
-            _is_tool_results(messages[start])
+            is_tool_results(messages[start])
             or (user_first and messages[start].role == "assistant")
         ):
             start += 1

@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .budget import Trim, estimate_chars
+from .budget import Trim, estimate_chars, is_tool_results, truncate
 from .messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from .transports.base import CompletionTransport
 from .types import Usage
@@ -55,10 +55,6 @@ class Compaction:
         return None
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def transcript(messages: Sequence[Message], limit: int) -> str:
     """``messages`` as plain text for the summariser (each block cut to ``limit``), so any
     model reads it, with no tool definitions to send."""
@@ -67,15 +63,15 @@ def transcript(messages: Sequence[Message], limit: int) -> str:
         for block in message.content:
             kind = type(block)
             if kind is TextBlock:
-                lines.append(f"{message.role}: {_cut(block.text, limit)}")  # type: ignore[union-attr]
+                lines.append(f"{message.role}: {truncate(block.text, limit)}")  # type: ignore[union-attr]
             elif kind is ToolUseBlock:
                 call: ToolUseBlock = block  # type: ignore[assignment]
                 arguments = json.dumps(call.input, ensure_ascii=False, default=str)
-                lines.append(f"assistant called {call.name}({_cut(arguments, limit)})")
+                lines.append(f"assistant called {call.name}({truncate(arguments, limit)})")
             elif kind is ToolResultBlock:
                 result: ToolResultBlock = block  # type: ignore[assignment]
                 said = "tool error" if result.is_error else "tool result"
-                lines.append(f"{said}: {_cut(result.text, limit)}")
+                lines.append(f"{said}: {truncate(result.text, limit)}")
     return "\n".join(lines)
 
 
@@ -115,7 +111,7 @@ class Compactor:
         """Where the kept part of ``history`` begins (never at a tool call's results), or None
         when fewer than two messages would be summarised."""
         start = max(0, len(history) - self.policy.keep_last)
-        while start > 0 and _is_results(history[start]):
+        while start > 0 and is_tool_results(history[start]):
             start -= 1  # keep the call with its results
         return start if start >= 2 else None
 
@@ -128,6 +124,3 @@ class Compactor:
         """Compacting at ``tokens`` failed: wait for more before trying again."""
         self.floor = tokens
 
-
-def _is_results(message: Message) -> bool:
-    return message.role == "user" and any(type(b) is ToolResultBlock for b in message.content)
