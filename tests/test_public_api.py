@@ -266,7 +266,17 @@ LAYERS: dict[str, set[str]] = {
         "agent",
         "tracing",
     },
-    "doors": {"testing", "providers", "local", "cli", "session", "prompty", "skills", "durable"},
+    "doors": {
+        "testing",
+        "providers",
+        "local",
+        "cli",
+        "session",
+        "prompty",
+        "skills",
+        "durable",
+        "serve",
+    },
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}
 PARTS = LAYERS["parts"]

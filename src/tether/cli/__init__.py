@@ -40,6 +40,7 @@ from .args import (
 from .chat import command_chat
 from .durable import command_durable_run, command_worker
 from .loading import ToolSpecError
+from .serving import command_serve, load_agent
 from .sessions import command_sessions
 from .terminal import safe_text
 from .traces import command_trace
@@ -149,6 +150,22 @@ def _chat(opts: argparse.Namespace, out: Console, err: Console) -> int:
     return _interruptible(opts, err, lambda: command_chat(opts, agent, out, err))
 
 
+def _serve(opts: argparse.Namespace, out: Console, err: Console) -> int:
+    """``tether serve``: the ``--agent`` given, else the one the model and tools options make."""
+    configure_logging(opts.verbose)
+    if opts.agent:
+        try:
+            agent = load_agent(opts.agent, opts.approve)
+        except ToolSpecError as exc:
+            return _usage_error(err, exc, opts.verbose)
+    else:
+        ready = _prepare(opts, err, with_prompt=False)
+        if isinstance(ready, int):
+            return ready
+        agent = ready[0]
+    return _interruptible(opts, err, lambda: command_serve(opts, agent, out, err))
+
+
 def _prepare(
     opts: argparse.Namespace, err: Console, *, with_prompt: bool
 ) -> tuple[Agent, str] | int:
@@ -195,6 +212,7 @@ COMMANDS: dict[str, Command] = {
     "worker": _worker,
     "sessions": _sessions,
     "trace": _trace,
+    "serve": _serve,
 }
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
+
+from ..stores.home import chats_path
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -87,14 +90,23 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _temperature(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 <= value <= 2:
-        raise argparse.ArgumentTypeError(f"expected a number from 0 to 2, got {text}")
-    return value
+def _ranged(convert: Callable[[str], float], low: float, high: float) -> Callable[[str], Any]:
+    """An argparse type: ``convert`` of the text, which must lie from ``low`` to ``high``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected a number from {low} to {high}, got {text}")
+        return value
+
+    return parse
+
+
+_temperature = _ranged(float, 0, 2)
+_port = _ranged(int, 0, 65535)
 
 
 def _directory(text: str) -> Path:
@@ -251,6 +263,46 @@ def build_parser() -> argparse.ArgumentParser:
         help="calls of this tool wait for you to approve them (repeat for more tools)",
     )
     chat.add_argument("--store", metavar="PATH", type=Path, help=STORE_HELP)
+    serve = commands.add_parser(
+        "serve",
+        parents=[common],
+        help="serve an agent over HTTP: a chat page, and runs as AG-UI events",
+        description="Serve an agent over HTTP until Ctrl-C: the chat page at /, runs streamed "
+        "as AG-UI Server-Sent Events (POST /agui), the sessions of the store. Binds 127.0.0.1 "
+        "unless told otherwise; any other host needs a token (one is made and printed when "
+        "none is given). A client that disconnects cancels nothing: the run finishes and is "
+        "stored.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "--agent",
+        metavar="MODULE:ATTR",
+        help="the Agent to serve (default: the one the model and tools options make)",
+    )
+    serve.add_argument("--store", metavar="PATH", type=Path, help=STORE_HELP)
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="the address to bind (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--port",
+        type=_port,
+        default=8000,
+        help="the port to bind; 0 picks a free one (default: %(default)s)",
+    )
+    serve.add_argument(
+        "--token",
+        default=os.environ.get("TETHER_SERVE_TOKEN"),
+        help="the token every request must carry (default: $TETHER_SERVE_TOKEN; made up when "
+        "--host is not a loopback address)",
+    )
+    serve.add_argument(
+        "--approve",
+        action="append",
+        default=[],
+        metavar="TOOL",
+        help="calls of this tool wait for approval on the page (repeat for more tools)",
+    )
     sessions = commands.add_parser(
         "sessions",
         help="list the stored chat sessions",
@@ -364,10 +416,4 @@ STORE_HELP = (
 
 def store_path(given: Path | None) -> Path:
     """Where the CLI keeps its chats."""
-    if given is not None:
-        return given
-    home = os.environ.get("TETHER_HOME")
-    if home:
-        return Path(home) / "chats.db"
-    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data) / "tether" / "chats.db"
+    return chats_path(given)

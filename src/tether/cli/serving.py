@@ -1,0 +1,91 @@
+"""``tether serve``: the agent behind HTTP (``tether.serve.app`` under uvicorn) until Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import secrets
+import socket
+from typing import Any
+
+from rich.console import Console
+
+from ..agent import Agent
+from ..stores.sqlite import SQLiteStore
+from .app import close_transport
+from .args import EXIT_OK, EXIT_USAGE, CommandError, store_path
+from .loading import ToolSpecError, load_attribute
+from .terminal import safe_text
+
+__all__ = ["command_serve", "load_agent"]
+
+
+def load_agent(spec: str, approve: list[str]) -> Agent:
+    """The ``Agent`` ``MODULE:ATTR`` names (``ToolSpecError`` for anything else); calls of the
+    tools in ``approve`` wait for approval."""
+    value = load_attribute(spec, "--agent")
+    if not isinstance(value, Agent):
+        raise ToolSpecError(f"--agent {spec}: a {type(value).__name__}, not an Agent")
+    return value.copy(approval=frozenset(approve)) if approve else value
+
+
+def command_serve(opts: argparse.Namespace, agent: Agent, out: Console, err: Console) -> int:
+    """Serve ``agent`` on ``--host``/``--port``; a host other than loopback needs a token (one
+    is made up, and printed, when none is given)."""
+    try:
+        from ..serve import app  # noqa: PLC0415 - Starlette: the serve extra
+        from ..serve.access import is_loopback  # noqa: PLC0415
+    except ImportError as exc:
+        message = "tether serve needs the serve extra (starlette, uvicorn)"
+        raise CommandError.about(message, exc) from exc
+    token = opts.token
+    if token is not None and len(token) < 16:
+        err.print("error: --token needs at least 16 characters")
+        return EXIT_USAGE
+    made = token is None and not is_loopback(opts.host)
+    if made:
+        token = secrets.token_urlsafe(32)
+    path = store_path(opts.store)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    store = SQLiteStore(path)
+    served = app(agent, store, token)
+    asyncio.run(_serve(served, store, agent, opts, out, token if made else None))
+    return EXIT_OK
+
+
+async def _serve(
+    served: Any,
+    store: SQLiteStore,
+    agent: Agent,
+    opts: argparse.Namespace,
+    out: Console,
+    made: str | None,
+) -> None:
+    import uvicorn  # noqa: PLC0415
+
+    family = socket.AF_INET6 if ":" in opts.host else socket.AF_INET
+    listening = socket.create_server((opts.host, opts.port), family=family)
+    try:
+        _announce(served, listening.getsockname()[1], opts, out, made)
+        config = uvicorn.Config(served, log_level="warning")
+        await uvicorn.Server(config).serve(sockets=[listening])
+    finally:
+        listening.close()
+        await store.aclose()
+        await close_transport(agent.transport)
+
+
+def _announce(
+    served: Any, port: int, opts: argparse.Namespace, out: Console, made: str | None
+) -> None:
+    host = socket.gethostname() if opts.host in ("0.0.0.0", "::", "") else opts.host
+    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    where = store_path(opts.store)
+    out.print(
+        safe_text(f"tether serve: {base}/ (sessions in {where}; Ctrl-C stops)"), soft_wrap=True
+    )
+    if served.needs_token:
+        link = f"{base}/login?code={served.login_code()}"
+        out.print(safe_text(f"open this link once to sign a browser in: {link}"), soft_wrap=True)
+    if made is not None:
+        out.print(safe_text(f"API clients send: Authorization: Bearer {made}"), soft_wrap=True)

@@ -1,0 +1,271 @@
+"""tether's events in the AG-UI event vocabulary (protocol 1.0): one ``RunEvents`` per run turns
+each ``StreamEvent`` into the AG-UI events it stands for, as JSON-ready dicts (camelCase keys).
+
+A reply's text is one text message (START, CONTENT..., END), its reasoning one reasoning message,
+each tool call START, ARGS..., END (END once its arguments are complete), and each tool result a
+TOOL_CALL_RESULT. The run ends with RUN_FINISHED (its outcome says paused or cancelled) or
+RUN_ERROR. What AG-UI has no event for travels as CUSTOM events named ``tether.*``; calls held for
+approval are the ``tether.paused`` event, then the RUN_FINISHED interrupt outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+from ..events import (
+    Compacted,
+    Handoff,
+    IterationEnd,
+    PendingCall,
+    ReasoningDelta,
+    Retrying,
+    SessionEndEvent,
+    StreamEvent,
+    TextDelta,
+    ToolDispatch,
+    ToolInputDelta,
+    ToolProgress,
+    ToolResult,
+    ToolUseStart,
+)
+from ..messages import ToolResultBlock
+from ..types import StopReason, Usage
+
+__all__ = ["PROTOCOL_VERSION", "Event", "RunEvents", "error_text", "interrupt", "usage_of"]
+
+PROTOCOL_VERSION = "1.0"
+PAUSED = "tether.paused"  # the CUSTOM event naming the calls that wait for approval
+
+Event: TypeAlias = dict[str, Any]
+
+
+def usage_of(usage: Usage, model: str | None) -> list[dict[str, Any]]:
+    """A run's token counts as AG-UI ``usage`` (one entry: tether sums a run's calls)."""
+    entry: dict[str, Any] = {
+        "inputTokens": usage.input_tokens,
+        "outputTokens": usage.output_tokens,
+        "totalTokens": usage.total_tokens,
+    }
+    if usage.cache_read_tokens:
+        entry["cachedInputTokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        entry["cacheWriteInputTokens"] = usage.cache_write_tokens
+    if usage.reasoning_tokens:
+        entry["reasoningTokens"] = usage.reasoning_tokens
+    if model:
+        entry["model"] = model
+    return [entry]
+
+
+def interrupt(call: PendingCall) -> dict[str, Any]:
+    """The AG-UI interrupt of a call waiting for approval: answered by a resume entry whose
+    ``interruptId`` is the call's id."""
+    return {
+        "id": call.id,
+        "reason": "tool_approval",
+        "toolCallId": call.id,
+        "message": f"Run {call.name}?",
+        "responseSchema": {
+            "type": "object",
+            "properties": {"approved": {"type": "boolean"}, "reason": {"type": "string"}},
+            "required": ["approved"],
+        },
+    }
+
+
+def error_text(error: BaseException) -> str:
+    """What a person reads of a run's failure: the error's type and first line (tether's errors
+    say what failed and carry no credentials; the traceback stays on the server)."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+
+
+class RunEvents:
+    """Turns one run's tether events into AG-UI events, in order."""
+
+    __slots__ = ("_calls", "_count", "_model", "_reasoning", "_text", "run_id", "thread_id")
+
+    def __init__(self, thread_id: str, run_id: str) -> None:
+        self.thread_id = thread_id
+        self.run_id = run_id
+        self._count = 0
+        self._text: str | None = None  # the open text message's id
+        self._reasoning: str | None = None  # the open reasoning message's id
+        self._calls: set[str] = set()  # calls started whose TOOL_CALL_END is still to come
+        self._model: str | None = None
+
+    def started(self) -> Event:
+        """RUN_STARTED."""
+        return {
+            "type": "RUN_STARTED",
+            "threadId": self.thread_id,
+            "runId": self.run_id,
+            "protocolVersion": PROTOCOL_VERSION,
+        }
+
+    def of(self, event: StreamEvent) -> list[Event]:
+        """The AG-UI events ``event`` stands for (none for loop bookkeeping)."""
+        match event:
+            case TextDelta():
+                return self._text_delta(event.delta)
+            case ToolInputDelta():
+                call, delta = event.tool_use_id, event.partial_json
+                return [{"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta}]
+            case ReasoningDelta():
+                return self._reasoning_delta(event)
+            case ToolUseStart():
+                return self._call_start(event)
+            case IterationEnd():
+                self._model = event.model or self._model
+                return self._close_all()
+            case ToolDispatch():
+                return self._call_end(event.tool_use_id)
+            case ToolResult():
+                return self._result(event)
+            case SessionEndEvent():
+                return [*self._close_all(), *self._end(event)]
+        return self._custom(event)
+
+    def _next_id(self, kind: str) -> str:
+        self._count += 1
+        return f"{self.run_id}-{kind}{self._count}"
+
+    def _text_delta(self, delta: str) -> list[Event]:
+        if not delta:
+            return []
+        events = self._close_reasoning()
+        if self._text is None:
+            self._text = self._next_id("m")
+            events.append(
+                {"type": "TEXT_MESSAGE_START", "messageId": self._text, "role": "assistant"}
+            )
+        events.append({"type": "TEXT_MESSAGE_CONTENT", "messageId": self._text, "delta": delta})
+        return events
+
+    def _reasoning_delta(self, event: ReasoningDelta) -> list[Event]:
+        if not event.delta or event.redacted:
+            return []
+        events = self._close_text()
+        if self._reasoning is None:
+            self._reasoning = self._next_id("r")
+            message = self._reasoning
+            events.append({"type": "REASONING_START", "messageId": message})
+            events.append(
+                {"type": "REASONING_MESSAGE_START", "messageId": message, "role": "reasoning"}
+            )
+        events.append(
+            {
+                "type": "REASONING_MESSAGE_CONTENT",
+                "messageId": self._reasoning,
+                "delta": event.delta,
+            }
+        )
+        return events
+
+    def _call_start(self, event: ToolUseStart) -> list[Event]:
+        parent = self._text
+        events = [*self._close_text(), *self._close_reasoning()]
+        self._calls.add(event.tool_use_id)
+        start: Event = {
+            "type": "TOOL_CALL_START",
+            "toolCallId": event.tool_use_id,
+            "toolCallName": event.name,
+        }
+        if parent is not None:
+            start["parentMessageId"] = parent
+        events.append(start)
+        return events
+
+    def _call_end(self, call: str) -> list[Event]:
+        if call not in self._calls:
+            return []
+        self._calls.discard(call)
+        return [{"type": "TOOL_CALL_END", "toolCallId": call}]
+
+    def _result(self, event: ToolResult) -> list[Event]:
+        events = self._call_end(event.tool_use_id)
+        text = ToolResultBlock(event.tool_use_id, event.content).text
+        result: Event = {
+            "type": "TOOL_CALL_RESULT",
+            "messageId": self._next_id("t"),
+            "toolCallId": event.tool_use_id,
+            "content": text,
+            "role": "tool",
+        }
+        if event.is_error:
+            result["metadata"] = {"isError": True, "toolCallName": event.name}
+        else:
+            result["metadata"] = {"toolCallName": event.name}
+        events.append(result)
+        return events
+
+    def _close_text(self) -> list[Event]:
+        if self._text is None:
+            return []
+        message, self._text = self._text, None
+        return [{"type": "TEXT_MESSAGE_END", "messageId": message}]
+
+    def _close_reasoning(self) -> list[Event]:
+        if self._reasoning is None:
+            return []
+        message, self._reasoning = self._reasoning, None
+        return [
+            {"type": "REASONING_MESSAGE_END", "messageId": message},
+            {"type": "REASONING_END", "messageId": message},
+        ]
+
+    def _close_all(self) -> list[Event]:
+        events = [*self._close_text(), *self._close_reasoning()]
+        for call in sorted(self._calls):
+            events.append({"type": "TOOL_CALL_END", "toolCallId": call})
+        self._calls.clear()
+        return events
+
+    def _end(self, end: SessionEndEvent) -> list[Event]:
+        usage = usage_of(end.total_usage, self._model)
+        ids = {"threadId": self.thread_id, "runId": self.run_id}
+        if end.error is not None:
+            code = type(end.error).__name__
+            return [
+                {
+                    "type": "RUN_ERROR",
+                    "message": error_text(end.error),
+                    "code": code,
+                    "usage": usage,
+                }
+            ]
+        finished: Event = {"type": "RUN_FINISHED", **ids, "usage": usage}
+        if end.stop_reason is StopReason.PAUSED and end.pending:
+            calls = [{"id": c.id, "name": c.name, "input": dict(c.input)} for c in end.pending]
+            finished["outcome"] = {
+                "type": "interrupt",
+                "interrupts": [interrupt(c) for c in end.pending],
+            }
+            return [{"type": "CUSTOM", "name": PAUSED, "value": {"calls": calls}}, finished]
+        if end.stop_reason is StopReason.CANCELLED:
+            finished["outcome"] = {"type": "cancelled"}
+        else:
+            finished["outcome"] = {"type": "success"}
+        finished["result"] = {"stopReason": str(end.stop_reason), "iterations": end.iterations}
+        return [finished]
+
+    def _custom(self, event: StreamEvent) -> list[Event]:
+        if isinstance(event, ToolProgress):
+            value: Any = {
+                "toolCallId": event.tool_use_id,
+                "toolCallName": event.name,
+                "progress": event.progress,
+                "total": event.total,
+                "message": event.message,
+            }
+            return [{"type": "CUSTOM", "name": "tether.tool_progress", "value": value}]
+        if isinstance(event, Retrying):
+            value = {"attempt": event.attempt, "delay": event.delay, "reason": event.reason}
+            return [{"type": "CUSTOM", "name": "tether.retrying", "value": value}]
+        if isinstance(event, Handoff):
+            value = {"from": event.from_agent, "to": event.to_agent}
+            return [{"type": "CUSTOM", "name": "tether.handoff", "value": value}]
+        if isinstance(event, Compacted):
+            value = {"summarized": event.summarized, "kept": event.kept}
+            return [{"type": "CUSTOM", "name": "tether.compacted", "value": value}]
+        return []

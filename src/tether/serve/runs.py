@@ -1,0 +1,174 @@
+"""The runs a server has under way: one task per run, owned by the server and not by the request
+that started it, so a client that goes away cancels nothing (the run finishes and is stored).
+
+Each run's AG-UI events are encoded once as Server-Sent Events and handed to every stream that
+listens. A listener that falls too far behind is let go (its stream ends; the run goes on and the
+session can be read again); at most one run per session is under way at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+from ..context import ContextStore
+from ..control import CancellationToken
+from ..events import StreamEvent
+from ..stream import AgentStream
+from .agui import Event, RunEvents, error_text
+
+__all__ = ["Busy", "LiveRun", "Runs", "encode"]
+
+log = logging.getLogger("tether.serve")
+
+MAX_BEHIND = 4096  # encoded events a listener may have waiting before it is let go
+_END = b""  # what a listener's queue gets after the run's last event (events are never empty)
+
+
+def encode(event: Event) -> bytes:
+    """One AG-UI event as one Server-Sent Event (JSON escapes every newline it holds)."""
+    return (
+        b"data: " + json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    )
+
+
+class Busy(Exception):
+    """The session already has a run under way."""
+
+
+@dataclass(slots=True, eq=False)
+class LiveRun:
+    """One run under way: its session, its cancel token and the queues of its listeners."""
+
+    session_id: str
+    run_id: str
+    cancel: CancellationToken = field(default_factory=CancellationToken)
+    listeners: list[asyncio.Queue[bytes]] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+    def publish(self, chunk: bytes) -> None:
+        """Hand ``chunk`` to every listener; let go of those too far behind."""
+        for queue in tuple(self.listeners):
+            if queue.qsize() >= MAX_BEHIND:
+                self.listeners.remove(queue)
+                queue.put_nowait(_END)
+            else:
+                queue.put_nowait(chunk)
+
+    def listen(self) -> asyncio.Queue[bytes]:
+        queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.listeners.append(queue)
+        return queue
+
+    def leave(self, queue: asyncio.Queue[bytes]) -> None:
+        with contextlib.suppress(ValueError):
+            self.listeners.remove(queue)
+
+
+StartRun = Callable[[CancellationToken], AgentStream]
+"""Starts the run's engine stream, given the token that cancels it."""
+
+
+class Runs:
+    """The server's runs under way, by session id."""
+
+    __slots__ = ("_live",)
+
+    def __init__(self) -> None:
+        self._live: dict[str, LiveRun] = {}
+
+    def get(self, session_id: str) -> LiveRun | None:
+        return self._live.get(session_id)
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def reserve(self, session_id: str, run_id: str) -> LiveRun:
+        """Claim ``session_id`` for a new run (``Busy`` if one is under way). No await between
+        the check and the claim: two requests for one session cannot both get it."""
+        if session_id in self._live:
+            raise Busy(f"session {session_id!r} already has a run under way")
+        live = LiveRun(session_id, run_id)
+        self._live[session_id] = live
+        return live
+
+    def release(self, live: LiveRun) -> None:
+        if self._live.get(live.session_id) is live:
+            del self._live[live.session_id]
+
+    def start(self, live: LiveRun, context: ContextStore, begin: StartRun) -> None:
+        """Run ``begin``'s stream in a task of its own, publishing its AG-UI events."""
+        live.task = asyncio.create_task(self._drive(live, context, begin))
+
+    async def _drive(self, live: LiveRun, context: ContextStore, begin: StartRun) -> None:
+        events = RunEvents(live.session_id, live.run_id)
+        live.publish(encode(events.started()))
+        try:
+            stream = begin(live.cancel)
+            async for event in stream:
+                self._publish(live, events, event)
+        except Exception as exc:  # a run's own failures end in its SessionEndEvent; not these
+            log.exception("run %s of session %s failed", live.run_id, live.session_id)
+            failure = {"type": "RUN_ERROR", "message": error_text(exc), "code": type(exc).__name__}
+            live.publish(encode(failure))
+        finally:
+            self.release(live)
+            for queue in live.listeners:
+                queue.put_nowait(_END)
+            live.listeners.clear()
+
+    @staticmethod
+    def _publish(live: LiveRun, events: RunEvents, event: StreamEvent) -> None:
+        for translated in events.of(event):
+            live.publish(encode(translated))
+
+    async def stop_all(self, wait: float = 10.0) -> None:
+        """Cancel every run under way and wait (up to ``wait`` seconds) for each to store what
+        it has; a run still going after that is cancelled outright."""
+        tasks = [live.task for live in self._live.values() if live.task is not None]
+        for live in self._live.values():
+            live.cancel.cancel()
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=wait)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late, timeout=wait)
+
+
+async def stream_of(
+    live: LiveRun, queue: asyncio.Queue[bytes], ping: float = 15.0
+) -> AsyncIterator[bytes]:
+    """The chunks ``queue`` gets until the run ends, several at a time when they queued up; an
+    SSE comment every ``ping`` seconds of quiet keeps proxies from closing a long tool call."""
+    try:
+        while True:
+            try:
+                async with asyncio.timeout(ping):
+                    first = await queue.get()
+            except TimeoutError:
+                yield b": ping\n\n"
+                continue
+            batch, ended = _drain(first, queue)
+            if batch:
+                yield batch
+            if ended:
+                return
+    finally:
+        live.leave(queue)
+
+
+def _drain(chunk: bytes, queue: asyncio.Queue[bytes]) -> tuple[bytes, bool]:
+    """``chunk`` and what else is waiting, joined; and whether the run's end was among them."""
+    pieces = []
+    while chunk:
+        pieces.append(chunk)
+        if queue.empty():
+            return b"".join(pieces), False
+        chunk = queue.get_nowait()
+    return b"".join(pieces), True
