@@ -1,5 +1,5 @@
-"""The ``tether`` command: ``tether run PROMPT`` (or ``FILE.prompty``), ``chat``, ``sessions``
-and ``trace``.
+"""The ``tether`` command: ``tether run PROMPT`` (or ``FILE.prompty``), ``chat``, ``serve``,
+``sessions`` and ``trace``.
 
 This package (and only it) imports ``rich``; ``import tether`` never loads it. ``main`` parses the
 command line, builds the agent (model from ``--model``, the demo tools plus ``--tools``) and runs

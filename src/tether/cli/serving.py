@@ -49,7 +49,10 @@ def command_serve(opts: argparse.Namespace, agent: Agent, out: Console, err: Con
     path.parent.mkdir(parents=True, exist_ok=True)
     store = SQLiteStore(path)
     served = app(agent, store, token)
-    asyncio.run(_serve(served, store, agent, opts, out, token if made else None))
+    try:
+        asyncio.run(_serve(served, store, agent, opts, out, token if made else None))
+    except KeyboardInterrupt:  # uvicorn stops on Ctrl-C, then raises it again: the way to stop
+        out.print("stopped")
     return EXIT_OK
 
 

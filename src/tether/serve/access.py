@@ -10,6 +10,7 @@ the server's own page: no cross-site ``Origin`` or ``Sec-Fetch-Site``.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -26,13 +27,17 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "tether_token"
 LOGIN = "/login"
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` (a name or address, no port) is this machine only."""
-    return host.lower() in _LOOPBACK or host.startswith("127.")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _hostname(value: str) -> str:

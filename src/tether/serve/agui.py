@@ -224,7 +224,7 @@ class RunEvents:
     def _end(self, end: SessionEndEvent) -> list[Event]:
         usage = usage_of(end.total_usage, self._model)
         ids = {"threadId": self.thread_id, "runId": self.run_id}
-        if end.error is not None:
+        if end.error is not None and end.stop_reason is not StopReason.CANCELLED:
             code = type(end.error).__name__
             return [
                 {
