@@ -14,8 +14,9 @@ TABLES = ("_LAZY", "_HOMES")
 
 
 class LazyExports(griffe.Extension):
-    def on_module_members(self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module,
-                          **kwargs: Any) -> None:
+    def on_module_members(
+        self, *, node: ast.AST | griffe.ObjectNode, mod: griffe.Module, **kwargs: Any
+    ) -> None:
         if not isinstance(node, ast.Module):
             return
         for statement in node.body:

@@ -64,7 +64,7 @@ def _blocks(path: Path) -> list[Block]:
     text = path.read_text()
     lines = text.splitlines()
     fences = _fences(text)
-    blocks = []
+    blocks: list[Block] = []
     for n, (language, body, start, end) in enumerate(fences):
         if language != "python":
             continue

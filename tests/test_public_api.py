@@ -15,7 +15,7 @@ import pytest
 import tether
 
 SRC = Path(tether.__file__).parent
-README = SRC.parent.parent / "README.md"
+DOCS = SRC.parent.parent / "docs"
 
 # The modules users import from. Every other module is internal (engine parts whose names may
 # move): what users need of it is re-exported by ``tether`` or one of these.
@@ -189,21 +189,32 @@ def test_names_users_write_are_exported() -> None:
     assert GuardDecision == FromDecisions
 
 
-def _readme_modules() -> set[str]:
-    """Every module of the package the README names, in code (``from tether import prompty``
+def _docs_modules() -> set[str]:
+    """Every module of the package the docs site names, in code (``from tether import prompty``
     too) or in text (``tether.loop.Run.events()`` names ``tether.loop``)."""
     modules = _modules()
-    text = README.read_text()
-    named = [m.group(0).split(".")[1:] for m in re.finditer(r"\btether(?:\.[A-Za-z_]\w*)*", text)]
-    for code in re.findall(r"```python\n(.*?)```", text, re.S):
-        for node in ast.walk(ast.parse(code)):
-            if isinstance(node, ast.ImportFrom) and node.module == "tether":
-                named.extend([a.name] for a in node.names if a.name in modules)
+    named: list[list[str]] = []
+    for page in sorted(DOCS.rglob("*.md")):
+        text = page.read_text()
+        found = re.finditer(r"\btether(?:\.[A-Za-z_]\w*)*", text)
+        named += [m.group(0).split(".")[1:] for m in found]
+        for code in re.findall(r"^```python\n(.*?)^```", text, re.S | re.M):
+            for node in ast.walk(ast.parse(code)):
+                if isinstance(node, ast.ImportFrom) and node.module == "tether":
+                    named.extend([a.name] for a in node.names if a.name in modules)
     return {".".join(["tether", *filter(None, [_resolve(".".join(p), modules)])]) for p in named}
 
 
-def test_the_readme_imports_from_public_modules_only() -> None:
-    assert _readme_modules() == set(PUBLIC_MODULES)
+def test_the_docs_name_public_modules_only() -> None:
+    assert _docs_modules() == set(PUBLIC_MODULES)
+
+
+def test_the_api_reference_documents_every_public_module() -> None:
+    pages = sorted((DOCS / "reference").glob("*.md"))
+    documented = [
+        module for page in pages for module in re.findall(r"^::: ([\w.]+)$", page.read_text(), re.M)
+    ]
+    assert sorted(documented) == sorted(PUBLIC_MODULES)
 
 
 def test_the_package_docstring_lists_the_public_modules() -> None:
