@@ -5,8 +5,9 @@ needs are here (``parts.py``)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -77,3 +78,18 @@ def local_model() -> Iterator[LocalModel]:
         yield model
     finally:
         model.stop_sync()
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    """Debian's headless Chromium, driven by Playwright (no browser download)."""
+    playwright = pytest.importorskip("playwright.async_api")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        parts.absent("Chromium")
+    async with playwright.async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            await launched.close()

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import io
-import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from served import serving
 
-from parts import absent
+from served import serving
 from tether import Agent, tool
 from tether.serve import app
 from tether.stores import SQLiteStore
@@ -31,19 +28,6 @@ GREEN, RED, AMBER = (46, 158, 106), (217, 69, 63), (201, 138, 27)
 def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        absent("Chromium")
-    async with playwright.async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 async def open_page(browser: Any, base: str) -> tuple[Any, list[str]]:
@@ -148,9 +132,11 @@ async def test_a_denied_call_shows_in_red_and_stop_cancels(tmp_path: Path, brows
         assert await page.locator("#log > *").count() == 0
         await send(page, "hello")
         await playwright.expect(page.locator("#sessions li")).to_have_count(2)
-        await page.locator("#sessions li", has_text=first.removeprefix("#s=")).click()
+        listed = page.locator("#sessions li", has_text=first.removeprefix("#s="))
+        await listed.click()
         await page.locator(".msg.assistant", has_text="Fine, I will not.").wait_for()
-        await page.locator("#sessions li.current button.delete").click()
+        await playwright.expect(listed).to_have_class("current")
+        await listed.locator("button.delete").click()
         await playwright.expect(page.locator("#sessions li")).to_have_count(1)
         assert await page.locator("#log > *").count() == 0
         assert problems == []

@@ -5,31 +5,15 @@ opening a call shows its arguments."""
 from __future__ import annotations
 
 import io
-import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from recorded import SPANS, record
 
-from parts import absent
 from tether.cli import main
 
 playwright = pytest.importorskip("playwright.async_api")
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        absent("Chromium")
-    async with playwright.async_playwright() as p:
-        launched = await p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            yield launched
-        finally:
-            await launched.close()
 
 
 async def test_the_page_draws_a_bar_per_call_and_opens_to_the_arguments(
