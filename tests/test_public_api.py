@@ -27,6 +27,7 @@ PUBLIC_MODULES = (
     "tether.local",
     "tether.loop",  # ``Run.events()``, for a door that drives a run an iteration at a time
     "tether.prompty",
+    "tether.serve",  # ``app()``: an agent behind HTTP (the serve extra)
     "tether.session",
     "tether.skills",
     "tether.skills.hooks",

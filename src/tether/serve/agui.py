@@ -264,7 +264,7 @@ class RunEvents:
             return [{"type": "CUSTOM", "name": "tether.retrying", "value": value}]
         if isinstance(event, Handoff):
             value = {"from": event.from_agent, "to": event.to_agent}
-            return [{"type": "CUSTOM", "name": "tether.handoff", "value": value}]
+            return [{"type": "CUSTOM", "name": "tether.handed_off", "value": value}]
         if isinstance(event, Compacted):
             value = {"summarized": event.summarized, "kept": event.kept}
             return [{"type": "CUSTOM", "name": "tether.compacted", "value": value}]
