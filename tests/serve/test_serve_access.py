@@ -4,17 +4,19 @@ changes state from another site. And ``tether serve`` as a real process."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from served import ask, client, run, serving
 
+from served import ask, client, run, serving
 from tether import Agent
 from tether.serve import app
 from tether.serve.access import Access
@@ -165,3 +167,55 @@ def test_an_agent_that_cannot_be_loaded_is_a_usage_error(tmp_path: Path) -> None
             check=False,
         )
         assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+def test_ctrl_c_with_a_run_under_way_stops_it_and_keeps_its_history(tmp_path: Path) -> None:
+    """A tool that would take a minute: Ctrl-C ends the open stream and the run; the session
+    keeps the call with an interrupted result."""
+    module = tmp_path / "napping_agent.py"
+    module.write_text(
+        "import asyncio\n"
+        "from tether import Agent, tool\n"
+        "from tether.testing import Call, Reply, ScriptedTransport\n"
+        "@tool\n"
+        "async def nap() -> str:\n"
+        "    '''Sleep a minute.'''\n"
+        "    await asyncio.sleep(60)\n"
+        "    return 'woke'\n"
+        "agent = Agent('s', ScriptedTransport([Reply(tool_calls=[Call('nap')])]), tools=[nap])\n"
+    )
+    store = tmp_path / "c.db"
+    command = [sys.executable, "-m", "tether.cli", "serve", "--agent", f"{module}:agent"]
+    command += ["--port", "0", "--store", str(store)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        port = re.search(r":(\d+)/ ", process.stdout.readline())
+        assert port
+        body = {"messages": [{"role": "user", "content": "nap"}]}
+        base = f"http://127.0.0.1:{port.group(1)}"
+        with (
+            httpx.Client(base_url=base, timeout=30) as http,
+            http.stream("POST", "/agui", json=body) as answer,
+        ):
+            lines = answer.iter_lines()
+            for line in lines:
+                if "TOOL_CALL_END" in line:
+                    break
+            process.send_signal(signal.SIGINT)
+            rest = list(lines)  # the stream ends with the server, not after the minute
+        assert not any("woke" in line for line in rest)
+        assert process.wait(20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    history = asyncio.run(_history(store))
+    assert [m.role for m in history] == ["user", "assistant", "user"]
+    assert "interrupted" in history[-1].tool_results[0].text
+
+
+async def _history(path: Path) -> list[Any]:
+    async with SQLiteStore(path) as store:
+        (info,) = await store.sessions()
+        return await (await store.open(info.session_id)).get_history()

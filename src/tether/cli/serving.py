@@ -70,12 +70,32 @@ async def _serve(
     listening = socket.create_server((opts.host, opts.port), family=family)
     try:
         _announce(served, listening.getsockname()[1], opts, out, made)
-        config = uvicorn.Config(served, log_level="warning")
-        await uvicorn.Server(config).serve(sockets=[listening])
+        # Open streams get a few seconds to end on Ctrl-C; then the app's shutdown stops the
+        # runs still going (each leaves a valid history) instead of waiting for them.
+        config = uvicorn.Config(served, log_level="warning", timeout_graceful_shutdown=3)
+        await _server_class()(config, served).serve(sockets=[listening])
     finally:
         listening.close()
         await store.aclose()
         await close_transport(agent.transport)
+
+
+def _server_class() -> type:
+    import uvicorn  # noqa: PLC0415
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, which on Ctrl-C first ends the streams of the runs under way."""
+
+        def __init__(self, config: uvicorn.Config, served: Any) -> None:
+            super().__init__(config)
+            self._served = served
+            self._loop = asyncio.get_running_loop()
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self._loop.call_soon_threadsafe(self._served.stop_soon)
+            super().handle_exit(sig, frame)
+
+    return Server
 
 
 def _announce(

@@ -42,6 +42,11 @@ class ServerApp:
     def needs_token(self) -> bool:
         return self._guard.access.token is not None
 
+    def stop_soon(self) -> None:
+        """Stop the runs under way and end their streams, before a server shuts down (call it
+        in the event loop's thread)."""
+        self.runs.stop_soon()
+
     def login_code(self) -> str:
         """A code for one login: ``/login?code=<code>`` sets the token's cookie, once."""
         return self._guard.access.login_code()

@@ -126,7 +126,16 @@ class Runs:
         for translated in events.of(event):
             live.publish(encode(translated))
 
-    async def stop_all(self, wait: float = 10.0) -> None:
+    def stop_soon(self) -> None:
+        """Ask every run under way to stop, and end every stream now (the server is going
+        down: its clients need not wait for the runs to store what they have)."""
+        for live in self._live.values():
+            live.cancel.cancel()
+            for queue in live.listeners:
+                queue.put_nowait(_END)
+            live.listeners.clear()
+
+    async def stop_all(self, wait: float = 2.0) -> None:
         """Cancel every run under way and wait (up to ``wait`` seconds) for each to store what
         it has; a run still going after that is cancelled outright."""
         tasks = [live.task for live in self._live.values() if live.task is not None]
