@@ -95,6 +95,8 @@ async def test_a_login_link_sets_the_cookie_once(tmp_path: Path) -> None:
 def test_tokens_are_long_and_codes_work_once() -> None:
     with pytest.raises(ValueError, match="16 characters"):
         Access("short")
+    with pytest.raises(ValueError, match="letters, digits"):
+        Access("a token with spaces; and more")
     with pytest.raises(ValueError, match="no login links"):
         Access(None).login_code()
     access = Access(TOKEN)

@@ -39,16 +39,17 @@ def command_serve(opts: argparse.Namespace, agent: Agent, out: Console, err: Con
         message = "tether serve needs the serve extra (starlette, uvicorn)"
         raise CommandError.about(message, exc) from exc
     token = opts.token
-    if token is not None and len(token) < 16:
-        err.print("error: --token needs at least 16 characters")
-        return EXIT_USAGE
     made = token is None and not is_loopback(opts.host)
     if made:
         token = secrets.token_urlsafe(32)
     path = store_path(opts.store)
     path.parent.mkdir(parents=True, exist_ok=True)
-    store = SQLiteStore(path)
-    served = app(agent, store, token)
+    store = SQLiteStore(path)  # opens nothing until first used
+    try:
+        served = app(agent, store, token)
+    except ValueError as exc:  # a token that cannot be one
+        err.print(safe_text(f"error: --token: {exc}"), soft_wrap=True)
+        return EXIT_USAGE
     try:
         asyncio.run(_serve(served, store, agent, opts, out, token if made else None))
     except KeyboardInterrupt:  # uvicorn stops on Ctrl-C, then raises it again: the way to stop

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import re
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
@@ -26,6 +27,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "tether_token"
+_COOKIE_SAFE = re.compile(r"[A-Za-z0-9\-_.~+/=]+")  # what a cookie value holds unquoted
 LOGIN = "/login"
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -59,6 +61,8 @@ class Access:
     def __init__(self, token: str | None) -> None:
         if token is not None and len(token) < 16:
             raise ValueError("a server token needs at least 16 characters")
+        if token is not None and not _COOKIE_SAFE.fullmatch(token):
+            raise ValueError("a server token is letters, digits and - _ . ~ + / = only")
         self.token = token
         self._codes: list[str] = []
 
