@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from served import ask, client, decide, events_of, kinds, run, serving
 
+from served import ask, client, decide, events_of, kinds, run, serving
 from tether import Agent, tool
 from tether.serve import ServeLimits, app
 from tether.stores import SQLiteStore
