@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,13 +14,15 @@ import uvicorn
 from ag_ui.core import Event
 from pydantic import TypeAdapter
 
+from tether.cli.serving import listen
+
 EVENT = TypeAdapter(Event)
 
 
 @asynccontextmanager
 async def serving(app: Any) -> AsyncIterator[str]:
     """Serve ``app`` until the block ends (its lifespan's shutdown included); the base URL."""
-    listening = socket.create_server(("127.0.0.1", 0))
+    listening = listen("127.0.0.1", 0)  # as tether serve listens (TCP_NODELAY)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     task = asyncio.create_task(server.serve(sockets=[listening]))
     try:

@@ -8,6 +8,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from served import ask, client, run, serving
 from tether import Agent
+from tether.cli.serving import listen
 from tether.serve import app
 from tether.serve.access import Access
 from tether.stores import SQLiteStore
@@ -221,3 +223,21 @@ async def _history(path: Path) -> list[Any]:
     async with SQLiteStore(path) as store:
         (info,) = await store.sessions()
         return await (await store.open(info.session_id)).get_history()
+
+
+async def test_connections_tether_serve_accepts_send_small_writes_at_once() -> None:
+    """asyncio sets TCP_NODELAY on accepted connections only when the listening socket names
+    the TCP protocol; without it every SSE event after the first waited for a delayed ACK."""
+    listening = listen("127.0.0.1", 0)
+    nodelay: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        option = writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        nodelay.set_result(option)
+        writer.close()
+
+    server = await asyncio.start_server(accepted, sock=listening)
+    async with server:
+        _, writer = await asyncio.open_connection(*listening.getsockname())
+        assert await nodelay != 0
+        writer.close()

@@ -157,12 +157,15 @@ async def stream_of(
     SSE comment every ``ping`` seconds of quiet keeps proxies from closing a long tool call."""
     try:
         while True:
-            try:
-                async with asyncio.timeout(ping):
-                    first = await queue.get()
-            except TimeoutError:
-                yield b": ping\n\n"
-                continue
+            if queue.empty():  # a timer only when there is a wait
+                try:
+                    async with asyncio.timeout(ping):
+                        first = await queue.get()
+                except TimeoutError:
+                    yield b": ping\n\n"
+                    continue
+            else:
+                first = queue.get_nowait()
             batch, ended = _drain(first, queue)
             if batch:
                 yield batch
