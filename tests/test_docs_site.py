@@ -9,9 +9,12 @@ The convention for the pages under ``docs/``:
 - A ```` ```text ```` block right after it (nothing but blank lines between) is its output: what
   the program prints to stdout, exactly (trailing whitespace aside). In that block ``...`` stands
   for any text, for figures that change from run to run (durations, ids).
-- An example that cannot run here (it needs the local model's weights or a provider's key) has
-  the line ``<!-- not run: why -->`` right before its fence; the reason is required, and the test
-  below keeps the number of such blocks small.
+- An example on the real local model has the line ``<!-- local model -->`` right before its
+  fence: it runs with the tests that use the local model (its weights are fetched once), with
+  more time.
+- An example that cannot run here (it needs a provider's key) has the line
+  ``<!-- not run: why -->`` right before its fence; the reason is required, and the test below
+  keeps the number of such blocks small.
 - Other blocks (``bash``, ``console``, ``yaml``, ``toml``, ``text`` on its own) are commands and
   files, not examples.
 
@@ -32,6 +35,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 NOT_RUN = re.compile(r"<!-- not run: (.+?) -->")
+LOCAL = "<!-- local model -->"
 MAX_NOT_RUN = 3
 
 
@@ -42,6 +46,7 @@ class Block:
     code: str
     output: str | None  # the text block that follows, if any
     not_run: str | None  # the reason given, for a block that does not run
+    local: bool = False  # it runs on the real local model
 
 
 def _fences(text: str) -> list[tuple[str, str, int, int]]:
@@ -83,6 +88,7 @@ def _blocks(path: Path) -> list[Block]:
                 code=body,
                 output=output,
                 not_run=reason.group(1) if reason else None,
+                local=before.strip() == LOCAL,
             )
         )
     return blocks
@@ -93,7 +99,8 @@ def _all_blocks() -> list[Block]:
 
 
 BLOCKS = _all_blocks()
-RUN = [b for b in BLOCKS if b.not_run is None]
+RUN = [b for b in BLOCKS if b.not_run is None and not b.local]
+ON_LOCAL = [b for b in BLOCKS if b.local]
 
 
 def _lines(text: str) -> str:
@@ -107,11 +114,24 @@ def _matches(expected: str, out: str) -> bool:
 
 @pytest.mark.parametrize("block", RUN, ids=[f"{b.page}:{b.index}" for b in RUN])
 def test_the_example_runs_and_prints_what_the_page_shows(block: Block) -> None:
+    _run_example(block, 60)
+
+
+@pytest.mark.local_model
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("block", ON_LOCAL, ids=[f"{b.page}:{b.index}" for b in ON_LOCAL])
+def test_the_local_model_example_runs(block: Block, local_model: object) -> None:
+    """Run after the session's local model is up: its weights are here, its platform can run
+    it (the example starts a server of its own)."""
+    _run_example(block, 540)
+
+
+def _run_example(block: Block, seconds: float) -> None:
     done = subprocess.run(
         [sys.executable, "-c", block.code],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=seconds,
         cwd=ROOT,
         check=False,
     )
@@ -125,6 +145,7 @@ def test_the_example_runs_and_prints_what_the_page_shows(block: Block) -> None:
 
 def test_the_site_has_examples_and_few_that_do_not_run() -> None:
     assert len(RUN) >= 30
+    assert ON_LOCAL, "the local model's example is on the providers page"
     skipped = [f"{b.page}:{b.index} ({b.not_run})" for b in BLOCKS if b.not_run]
     assert len(skipped) <= MAX_NOT_RUN, skipped
     # most examples show their output
