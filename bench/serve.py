@@ -27,7 +27,6 @@ import json
 import os
 import resource
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -173,6 +172,7 @@ async def serve(kind: str, folder: Path) -> None:
     on stdin releases the held streams; the end of stdin stops the server."""
     import uvicorn
 
+    from tether.cli.serving import listen
     from tether.serve import app
     from tether.stores import SQLiteStore
 
@@ -182,12 +182,7 @@ async def serve(kind: str, folder: Path) -> None:
         served = app(Agent("You answer at length.", Paced(gate), tools=[wait]), store)
     else:
         served = bare_app(gate)
-    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on connections of such a socket; on those
-    # of ``socket.create_server``'s (proto 0) Nagle's algorithm holds each small write back until
-    # the client's delayed ACK (about 40 ms on a kept-alive connection).
-    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    listening.bind(("127.0.0.1", 0))
-    listening.listen(2048)
+    listening = listen("127.0.0.1", 0)  # as tether serve listens (TCP_NODELAY on connections)
     config = uvicorn.Config(served, log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     loop = asyncio.get_running_loop()

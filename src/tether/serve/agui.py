@@ -29,6 +29,7 @@ from ..events import (
     ToolUseStart,
 )
 from ..messages import ToolResultBlock
+from ..results import describe_exception
 from ..types import StopReason, Usage
 
 __all__ = ["PROTOCOL_VERSION", "Event", "RunEvents", "error_text", "interrupt", "usage_of"]
@@ -76,8 +77,7 @@ def interrupt(call: PendingCall) -> dict[str, Any]:
 def error_text(error: BaseException) -> str:
     """What a person reads of a run's failure: the error's type and first line (tether's errors
     say what failed and carry no credentials; the traceback stays on the server)."""
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
+    return describe_exception(error).splitlines()[0]
 
 
 class RunEvents:

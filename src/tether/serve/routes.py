@@ -112,7 +112,7 @@ class Server:
             self.runs.release(live)
             raise
         queue = live.listen()
-        self.runs.start(live, context, lambda token: self._begin(context, asked, token))
+        self.runs.start(live, lambda token: self._begin(context, asked, token))
         body = _events(live, queue, asked.cancel_on_disconnect)
         return StreamingResponse(body, media_type="text/event-stream", headers=_SSE_HEADERS)
 

@@ -15,7 +15,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-from ..context import ContextStore
 from ..control import CancellationToken
 from ..events import StreamEvent
 from ..stream import AgentStream
@@ -100,11 +99,11 @@ class Runs:
         if self._live.get(live.session_id) is live:
             del self._live[live.session_id]
 
-    def start(self, live: LiveRun, context: ContextStore, begin: StartRun) -> None:
+    def start(self, live: LiveRun, begin: StartRun) -> None:
         """Run ``begin``'s stream in a task of its own, publishing its AG-UI events."""
-        live.task = asyncio.create_task(self._drive(live, context, begin))
+        live.task = asyncio.create_task(self._drive(live, begin))
 
-    async def _drive(self, live: LiveRun, context: ContextStore, begin: StartRun) -> None:
+    async def _drive(self, live: LiveRun, begin: StartRun) -> None:
         events = RunEvents(live.session_id, live.run_id)
         live.publish(encode(events.started()))
         try:
