@@ -153,3 +153,21 @@ def assert_colours(png: bytes, *colours: tuple[int, int, int]) -> None:
     assert len(found) > 20, "the page looks blank"
     for colour in colours:
         assert colour in present, f"no {colour} on the page"
+
+
+async def test_a_session_opened_twice_shows_its_reasoning(tmp_path: Path, browser: Any) -> None:
+    model = ScriptedTransport([Reply("The answer.", reasoning="Thinking it over.")])
+    async with (
+        SQLiteStore(tmp_path / "c.db") as store,
+        serving(app(Agent("s", model), store)) as base,
+    ):
+        page, problems = await open_page(browser, base)
+        await send(page, "why?")
+        await page.locator(".msg.assistant", has_text="The answer.").wait_for()
+        for _ in range(2):  # from the store, then again from the list
+            await page.locator("#sessions li").first.click()
+            await page.locator(".msg.assistant", has_text="The answer.").wait_for()
+            shown = page.locator("details.reasoning")
+            await playwright.expect(shown).to_have_count(1)
+            assert await shown.text_content() == "reasoningThinking it over."
+        assert problems == []
