@@ -26,7 +26,7 @@ from tether import (
 )
 from tether.budget import estimate_chars
 from tether.compaction import INSTRUCTIONS, Compactor, transcript
-from tether.errors import TransportError
+from tether.errors import RunCancelled, TransportError
 from tether.events import StreamEvent
 from tether.records import SUMMARY_PREFIX, compaction_record, context_start, kept_of
 from tether.stored import stored_span, visible
@@ -314,3 +314,66 @@ async def test_cancelling_while_the_summary_is_asked_stores_no_record() -> None:
     answered = [r.tool_use_id for m in store.messages for r in m.tool_results]
     assert asked == answered
 
+
+
+class _Slow:
+    """A summariser that takes ``seconds`` before its first event (a slow model)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.asked = 0
+        self.stopped = False  # cancelled while it was answering
+
+    async def stream(self, messages: Any, tools: Any, system: str) -> AsyncIterator[StreamEvent]:
+        import asyncio
+
+        from tether.testing import make_text_response
+
+        self.asked += 1
+        try:
+            await asyncio.sleep(self.seconds)
+        except asyncio.CancelledError:
+            self.stopped = True
+            raise
+        for event in make_text_response("late summary"):
+            yield event
+
+
+async def test_the_runs_cancel_token_reaches_the_summariser_at_once() -> None:
+    import asyncio
+
+    from tether import CancellationToken
+
+    slow = _Slow(30)
+    store = MemoryContextStore()
+    token = CancellationToken()
+    a = agent(looping(6), Compaction(max_tokens=1000, summarizer=slow, keep_last=2))
+    task = asyncio.ensure_future(a.run("go", store, cancel=token))
+    while not slow.asked:
+        await asyncio.sleep(0.001)
+    token.cancel()
+    with pytest.raises(RunCancelled):
+        await asyncio.wait_for(task, 10)  # the summariser alone takes 30 s
+    assert slow.stopped
+    assert not any(kept_of(m) is not None for m in store.messages)
+    asked = [b.id for m in store.messages for b in m.tool_uses]
+    assert asked == [r.tool_use_id for m in store.messages for r in m.tool_results]
+
+
+async def test_the_runs_time_limit_reaches_the_summariser_at_once() -> None:
+    import asyncio
+
+    from tether import LimitExceeded, Limits
+
+    slow = _Slow(30)
+    store = MemoryContextStore()
+    a = agent(looping(6), Compaction(max_tokens=1000, summarizer=slow, keep_last=2)).copy(
+        limits=Limits(seconds=0.5)
+    )
+    with pytest.raises(LimitExceeded) as caught:
+        await asyncio.wait_for(a.run("go", store), 10)
+    assert caught.value.limit == "seconds"
+    assert slow.asked == 1 and slow.stopped
+    assert not any(kept_of(m) is not None for m in store.messages)
+    asked = [b.id for m in store.messages for b in m.tool_uses]
+    assert asked == [r.tool_use_id for m in store.messages for r in m.tool_results]

@@ -15,7 +15,7 @@ from .events import Compacted, CompactionFailed, IterationEnd, TextDelta
 from .messages import Message
 from .middleware import ModelHandler, ModelRequest, RunRequest, as_generator, call_transport
 from .records import compaction_record, summary_of
-from .reply import ModelSettings
+from .reply import ModelSettings, interruptible
 from .results import describe_exception
 from .runstate import RunState
 from .stored import stored_span
@@ -66,6 +66,8 @@ async def compact(
     transport = policy.summarizer or run.model.transport
     try:
         summary, usage = await _summarize(run, policy, transport, run.history[:start], iteration)
+    except RunCancelled:
+        raise  # the run's cancellation or time limit: the run ends, not the compaction
     except Exception as exc:
         compactor.failed(tokens)
         return CompactionFailed(describe_exception(exc), tokens)
@@ -90,7 +92,8 @@ async def _summarize(
     iteration: int,
 ) -> tuple[str, Usage | None]:
     """The summary of ``older`` (asked through the run's model middleware, so traces show
-    the call) and what it cost."""
+    the call) and what it cost; the run's cancellation token (its time limit too) stops it at
+    once, as it stops a reply."""
     request = ModelRequest(
         (Message("user", transcript(older, policy.block_chars)),),
         (),
@@ -104,7 +107,7 @@ async def _summarize(
     usage = None
     handler = run.model_chain or call_transport
     async with aclosing(as_generator(handler(request))) as events:
-        async for event in events:
+        async for event in interruptible(events, run.cancel):
             if type(event) is TextDelta:
                 parts.append(event.delta)
             elif type(event) is IterationEnd:

@@ -36,6 +36,7 @@ __all__ = [
     "ReplyRequest",
     "ReplySource",
     "StreamedCall",
+    "interruptible",
     "stream_reply",
     "tool_use",
 ]
@@ -212,6 +213,29 @@ async def _interruptible(stream: AsyncIterator[StreamEvent], interrupt: Interrup
         raise
     interrupt.settle()
     return event
+
+
+async def interruptible(
+    stream: AsyncIterator[StreamEvent], cancel: CancellationToken | None
+) -> AsyncGenerator[StreamEvent, None]:
+    """``stream``'s events until ``cancel`` fires (then ``RunCancelled``, at once, even inside
+    an await): a model call made outside a reply (a summary, say) stops as a reply does."""
+    if cancel is None:
+        async for event in stream:
+            yield event
+        return
+    interrupt = cancel.watch()
+    if interrupt is None:
+        raise RunCancelled("the run was cancelled")
+    try:
+        while True:
+            try:
+                event = await _interruptible(stream, interrupt)
+            except StopAsyncIteration:
+                return
+            yield event
+    finally:
+        cancel.unwatch(interrupt)
 
 
 class ModelSettings(Protocol):
