@@ -4,6 +4,7 @@ and nothing stored is lost. A failing summariser leaves the run going, with a wa
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from typing import Any
@@ -315,7 +316,6 @@ async def test_cancelling_while_the_summary_is_asked_stores_no_record() -> None:
     assert asked == answered
 
 
-
 class _Slow:
     """A summariser that takes ``seconds`` before its first event (a slow model)."""
 
@@ -323,13 +323,13 @@ class _Slow:
         self.seconds = seconds
         self.asked = 0
         self.stopped = False  # cancelled while it was answering
+        self.called = asyncio.Event()
 
     async def stream(self, messages: Any, tools: Any, system: str) -> AsyncIterator[StreamEvent]:
-        import asyncio
-
         from tether.testing import make_text_response
 
         self.asked += 1
+        self.called.set()
         try:
             await asyncio.sleep(self.seconds)
         except asyncio.CancelledError:
@@ -349,8 +349,7 @@ async def test_the_runs_cancel_token_reaches_the_summariser_at_once() -> None:
     token = CancellationToken()
     a = agent(looping(6), Compaction(max_tokens=1000, summarizer=slow, keep_last=2))
     task = asyncio.ensure_future(a.run("go", store, cancel=token))
-    while not slow.asked:
-        await asyncio.sleep(0.001)
+    await slow.called.wait()
     token.cancel()
     with pytest.raises(RunCancelled):
         await asyncio.wait_for(task, 10)  # the summariser alone takes 30 s
