@@ -21,8 +21,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..agent import Agent
 from ..approval import pending
-from ..context import ContextStore, load_context, new_session_id
+from ..context import ContextStore, new_session_id
 from ..control import CancellationToken
+from ..messages import Message
 from ..stores.base import SessionStore, check_session_id
 from ..stream import AgentStream
 from ..tools.selector import read_tools
@@ -106,8 +107,8 @@ class Server:
         except Busy as exc:
             raise Refused(409, str(exc)) from None
         try:
-            context = await self._open(thread)
-            await self._check(context, asked)
+            await self._check(_checked(thread), asked)
+            context = await self.store.open(thread)
         except BaseException:
             self.runs.release(live)
             raise
@@ -116,13 +117,11 @@ class Server:
         body = _events(live, queue, asked.cancel_on_disconnect)
         return StreamingResponse(body, media_type="text/event-stream", headers=_SSE_HEADERS)
 
-    async def _open(self, session_id: str) -> ContextStore:
-        return await self.store.open(_checked(session_id))
-
-    async def _check(self, context: ContextStore, asked: RunAsked) -> None:
-        """Refuse, before anything is stored, what the engine would not take: a new message
-        while calls wait for a decision, a decision on a call that does not wait."""
-        waiting = {call.id for call in pending(await load_context(context))}
+    async def _check(self, session_id: str, asked: RunAsked) -> None:
+        """Refuse what the engine would not take, before anything is stored (opening a session
+        creates it): a new message while calls wait for a decision, a decision on a call that
+        does not wait (on a new thread, none does)."""
+        waiting = {call.id for call in pending(await self._view(session_id))}
         if asked.message is not None and waiting:
             names = ", ".join(sorted(waiting))
             raise Refused(409, f"calls wait for approval ({names}): approve or deny them first")
@@ -130,6 +129,13 @@ class Server:
         if asked.message is None and not decided <= waiting:
             unknown = ", ".join(sorted(decided - waiting))
             raise Refused(409, f"no call waiting for approval has the id {unknown}")
+
+    async def _view(self, session_id: str) -> list[Message]:
+        """The session's messages from where the model's view begins, read without creating
+        the session (``context_of`` where the store keeps where the view begins)."""
+        reader = getattr(self.store, "context_of", None)
+        found: list[Message] = await (reader or self.store.history_of)(session_id)
+        return found
 
     def _begin(
         self, context: ContextStore, asked: RunAsked, token: CancellationToken
