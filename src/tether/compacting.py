@@ -120,4 +120,4 @@ def _charge(run: CompactingRun, usage: Usage, transport: CompletionTransport) ->
     state = run.state
     state.usage = state.usage + usage
     if run.budget is not None:
-        run.budget.charge_reply(usage, state.usage, None, transport)
+        run.budget.charge_reply(usage, None, transport)

@@ -194,8 +194,8 @@ class ToolDispatcher:
         """The handler's value; the default timeout applies to tools without their own, and a
         run with a time limit ends every call by then."""
         timeout = None if tool.timeout is not None else self.default_timeout
-        if self.budget is not None and self.budget.ends_at is not None:
-            left = self.budget.remaining()
+        if self.budget is not None:
+            left = self.budget.remaining()  # a delegating run's time limit included
             if left is not None and (timeout is None or left < timeout):
                 timeout = left
         if timeout is None:
@@ -366,7 +366,7 @@ async def in_task(
                 progress.put_nowait(ToolProgress(block.id, block.name, done, total, message))
 
         reporting_to(sink)  # this task's own context: only this call reports here
-        counting_to(dispatcher.usage)
+        counting_to(dispatcher.usage, dispatcher.budget)
     try:
         return await dispatcher.execute(block)
     except (KeyboardInterrupt, SystemExit) as exc:  # asyncio would raise these out of the loop

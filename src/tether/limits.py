@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 from .control import LinkedToken
 from .errors import LimitExceeded, RunCancelled
+from .tools.progress import metering
 from .transports.base import CompletionTransport, NamesModel
 
 if TYPE_CHECKING:
     from .control import CancellationToken
     from .types import Usage
 
-__all__ = ["Limits", "RunBudget", "linked"]
+__all__ = ["NO_LIMITS", "Limits", "RunBudget", "budget_for", "linked"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,65 +84,114 @@ class RunBudget:
 
     A limit passed is recorded, not raised at once: the reply that passed it still ends as usual
     (its ``IterationEnd`` reaches the caller), the calls it asked for are answered without
-    running, and the loop then raises ``exceeded``.
+    running, and the loop then raises ``exceeded``. A run started inside a call of another
+    (a sub-agent) has that run's budget as ``parent``: each reply, token and call is counted
+    against every budget up the chain as it happens, and a limit passed anywhere up the chain
+    ends the sub-run too.
     """
 
     limits: Limits
+    parent: RunBudget | None = None
     tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
     cost: float = 0.0
     exceeded: LimitExceeded | None = None
+    failure: ValueError | None = None  # a delegated reply that could not be priced here
     reply: int = 0  # the iteration whose calls ``reply_calls`` counts
     reply_calls: int = 0
     ends_at: float | None = None  # loop time
     timer: asyncio.TimerHandle | None = None
 
-    def charge_reply(
-        self, usage: Usage, total: Usage, model: str | None, transport: CompletionTransport
+    def charge_reply(self, usage: Usage, model: str | None, transport: CompletionTransport) -> None:
+        """Count one reply (``usage``) here and up the chain; its cost at the price of
+        ``model``, else of the model ``transport`` names (a budget whose prices lack it uses
+        this run's own). Raises ``ValueError`` for a model priced nowhere a cost is limited."""
+        if model is None and isinstance(transport, NamesModel):
+            model = transport.model
+        own_prices = self.limits.prices
+        budget: RunBudget | None = self
+        while budget is not None:
+            budget._spend(usage, model, own_prices, origin=budget is self)
+            budget = budget.parent
+
+    def charge_tokens(self, usage: Usage) -> None:
+        """Count tokens spent outside a reply (``report_usage``) here and up the chain."""
+        budget: RunBudget | None = self
+        while budget is not None:
+            budget._count_tokens(usage)
+            budget = budget.parent
+
+    def _spend(
+        self,
+        usage: Usage,
+        model: str | None,
+        own_prices: Mapping[str, tuple[float, ...]],
+        *,
+        origin: bool,
     ) -> None:
-        """Count one reply (``usage``; ``total`` is the run's, this reply included); its cost
-        at the price of ``model``, else of the model ``transport`` names."""
+        self._count_tokens(usage)
+        limits = self.limits
+        if limits.cost is None:
+            return
+        try:
+            self.cost += _price(limits.prices, model, usage, own_prices)
+        except ValueError as exc:
+            if not origin:
+                self.failure = self.failure or exc
+            raise
+        self._over("cost", self.cost, limits.cost)
+
+    def _count_tokens(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
         limits = self.limits  # each compared here first: most replies pass no limit
         most = limits.input_tokens
-        if most is not None and total.input_tokens > most:
-            self._over("input_tokens", total.input_tokens, most)
+        if most is not None:
+            self._over("input_tokens", self.input_tokens, most)
         most = limits.output_tokens
-        if most is not None and total.output_tokens > most:
-            self._over("output_tokens", total.output_tokens, most)
+        if most is not None:
+            self._over("output_tokens", self.output_tokens, most)
         most = limits.total_tokens
-        if most is not None and total.input_tokens + total.output_tokens > most:
-            self._over("total_tokens", total.input_tokens + total.output_tokens, most)
-        if limits.cost is not None:
-            if model is None and isinstance(transport, NamesModel):
-                model = transport.model
-            self.cost += _price(limits.prices, model, usage)
-            self._over("cost", self.cost, limits.cost)
+        if most is not None:
+            self._over("total_tokens", self.input_tokens + self.output_tokens, most)
 
     def admit(self, iteration: int) -> str | None:
         """Whether a call of ``iteration``'s reply may run: None, or why it may not. Called as
-        each call is dispatched, in the reply's order, before any of it runs."""
-        if self.exceeded is None and self.ends_at is not None and self.past_time():
-            self._time_up()
-        if self.exceeded is not None:
-            return f"the run passed its {self.exceeded.limit} limit."
+        each call is dispatched, in the reply's order, before any of it runs; the call counts
+        against every budget up the chain."""
+        stop = self._stopped()
+        if stop is not None:
+            return _refusal(stop)
         if iteration != self.reply:
             self.reply, self.reply_calls = iteration, 0
-        limits = self.limits
-        cap = limits.tool_calls_per_turn
+        cap = self.limits.tool_calls_per_turn
         if cap is not None and self.reply_calls >= cap:
             return f"only {cap} calls of one reply may run (tool_calls_per_turn)."
-        most = limits.tool_calls
-        if most is not None and self.tool_calls >= most:
-            self._over("tool_calls", self.tool_calls + 1, most)
-            return "the run passed its tool_calls limit."
+        budget: RunBudget | None = self
+        while budget is not None:
+            most = budget.limits.tool_calls
+            if most is not None and budget.tool_calls >= most:
+                budget._over("tool_calls", budget.tool_calls + 1, most)
+                return "the run passed its tool_calls limit."
+            budget = budget.parent
         self.reply_calls += 1
-        self.tool_calls += 1
+        budget = self
+        while budget is not None:
+            budget.tool_calls += 1
+            budget = budget.parent
         return None
 
     def remaining(self) -> float | None:
-        """Seconds the run has left (None: no time limit)."""
-        if self.ends_at is None:
-            return None
-        return max(self.ends_at - asyncio.get_running_loop().time(), 0.0)
+        """Seconds the run has left, its callers' time limits included (None: no limit)."""
+        left: float | None = None
+        budget: RunBudget | None = self
+        while budget is not None:
+            if budget.ends_at is not None:
+                mine = max(budget.ends_at - asyncio.get_running_loop().time(), 0.0)
+                left = mine if left is None else min(left, mine)
+            budget = budget.parent
+        return left
 
     def past_time(self) -> bool:
         """Whether the run's time is up."""
@@ -170,11 +220,11 @@ class RunBudget:
             self.timer = None
 
     def check(self) -> None:
-        """Raise the limit the run passed, if any (after its calls were answered)."""
-        if self.exceeded is None and self.ends_at is not None and self.past_time():
-            self._time_up()
-        if self.exceeded is not None:
-            raise self.exceeded
+        """Raise the limit the run (or a caller up the chain) passed, if any (after its calls
+        were answered)."""
+        stop = self._stopped()
+        if stop is not None:
+            raise stop
 
     def instead_of(self, error: BaseException) -> BaseException:
         """What a run that ``error`` ended reports: the limit, when the run's own clock is what
@@ -182,6 +232,18 @@ class RunBudget:
         if isinstance(error, RunCancelled) and self.exceeded is not None:
             return self.exceeded
         return error
+
+    def _stopped(self) -> LimitExceeded | ValueError | None:
+        """The first limit passed (or pricing failure) here or up the chain, if any."""
+        if self.exceeded is None and self.ends_at is not None and self.past_time():
+            self._time_up()
+        budget: RunBudget | None = self
+        while budget is not None:
+            stop = budget.exceeded or budget.failure
+            if stop is not None:
+                return stop
+            budget = budget.parent
+        return None
 
     def _time_up(self) -> None:
         if self.exceeded is None:
@@ -197,16 +259,42 @@ class RunBudget:
         return True
 
 
+NO_LIMITS = Limits()
+"""The limits of a run that has none of its own but spends from a caller's budget."""
+
+
+def budget_for(limits: Limits | None) -> RunBudget | None:
+    """The budget of a run with ``limits``, linked to the budget of the run whose call it is
+    part of (if any); None when neither limits it."""
+    meter = metering()
+    parent = meter if isinstance(meter, RunBudget) else None
+    if limits is None:
+        return None if parent is None else RunBudget(NO_LIMITS, parent)
+    return RunBudget(limits, parent)
+
+
+def _refusal(stop: BaseException) -> str:
+    """What a call refused for ``stop`` is answered."""
+    if isinstance(stop, LimitExceeded):
+        return f"the run passed its {stop.limit} limit."
+    return f"the run's cost could not be counted ({stop})."
+
+
 def linked(limits: Limits, cancel: CancellationToken | None) -> CancellationToken | None:
     """The token a run with ``limits`` watches: with a time limit, one of its own that its clock
     cancels, linked to the caller's ``cancel`` (which it never cancels); else ``cancel``."""
     return cancel if limits.seconds is None else LinkedToken(cancel)
 
 
-def _price(prices: Mapping[str, tuple[float, ...]], model: str | None, usage: Usage) -> float:
-    """What ``usage`` cost in USD at ``model``'s price: cache reads and writes at their own
-    prices where given (``input_tokens`` counts them too)."""
-    price = prices.get(model or "")
+def _price(
+    prices: Mapping[str, tuple[float, ...]],
+    model: str | None,
+    usage: Usage,
+    fallback: Mapping[str, tuple[float, ...]],
+) -> float:
+    """What ``usage`` cost in USD at ``model``'s price (from ``prices``, else ``fallback``):
+    cache reads and writes at their own prices where given (``input_tokens`` counts them too)."""
+    price = prices.get(model or "") or fallback.get(model or "")
     if price is None:
         known = ", ".join(sorted(prices)) or "none"
         raise ValueError(f"Limits.cost: no price for model {model!r} (priced: {known})")

@@ -33,7 +33,7 @@ from .events import (
 )
 from .handoff import Handoffs, resumer
 from .interrupt import survive
-from .limits import RunBudget, linked
+from .limits import budget_for, linked
 from .messages import Message, ToolResultBlock, ToolUseBlock
 from .middleware import (
     Middleware,
@@ -122,9 +122,9 @@ class Run:
         self.state = state
         self.store = state.context
         self.cancel = cancel
-        self.budget = None
+        self.budget = budget_for(agent.limits)  # linked to a delegating run's, if any
         if agent.limits is not None:  # a time limit gets the run a token linked to the caller's
-            self.budget, self.cancel = RunBudget(agent.limits), linked(agent.limits, cancel)
+            self.cancel = linked(agent.limits, cancel)
         self.steering = steering
         self.history: list[Message] = []
         self.listings: ListingCache | None = None
@@ -434,7 +434,7 @@ class Run:
         assert end is not None
         state.usage = state.usage + end.usage
         if self.budget is not None:
-            self.budget.charge_reply(end.usage, state.usage, end.model, self.model.transport)
+            self.budget.charge_reply(end.usage, end.model, self.model.transport)
         message, calls = reply.build()
         if message is not None and self.handoffs is not None:  # say who answered
             message = Message(message.role, message.content, self.agent.name)
