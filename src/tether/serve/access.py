@@ -14,10 +14,11 @@ import ipaddress
 import json
 import re
 import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
-from http.cookies import SimpleCookie
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from .cookies import cookie_values
 
 __all__ = ["COOKIE", "Access", "Guard", "is_loopback"]
 
@@ -86,21 +87,20 @@ class Access:
         self._codes.remove(found)
         return True
 
-    def admits(self, headers: dict[str, str]) -> bool:
-        """Whether a request with ``headers`` carries the token (always, without one)."""
+    def admits(self, headers: dict[str, str], cookies: Sequence[str]) -> bool:
+        """Whether a request with ``headers`` and ``Cookie`` headers ``cookies`` carries the
+        token (always, without one)."""
         if self.token is None:
             return True
         bearer = headers.get("authorization", "")
         scheme, _, given = bearer.partition(" ")
         if scheme.lower() == "bearer" and _same(given.strip(), self.token):
             return True
-        cookie = SimpleCookie()
-        try:
-            cookie.load(headers.get("cookie", ""))
-        except Exception:  # a malformed Cookie header carries no token
-            return False
-        morsel = cookie.get(COOKIE)
-        return morsel is not None and _same(morsel.value, self.token)
+        # another app on this host may have set a cookie of the same name (a browser sends it
+        # too, before ours if its path is longer or it is older): any that holds the token
+        # admits, and every one is compared in constant time (no early exit on a match)
+        held = [_same(value, self.token) for value in cookie_values(cookies, COOKIE)]
+        return any(held)
 
 
 class Guard:
@@ -115,6 +115,7 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        cookies = [v.decode("latin-1") for k, v in scope["headers"] if k.lower() == b"cookie"]
         refusal = self._refusal(scope, headers)
         if refusal is not None:
             await _reply(send, *refusal)
@@ -122,7 +123,7 @@ class Guard:
         if scope["path"] == LOGIN and self.access.token is not None:
             await self._login(scope, send)
             return
-        if not self.access.admits(headers):
+        if not self.access.admits(headers, cookies):
             await _reply(send, 401, "this server needs its token: open the login link it printed")
             return
         await self.app(scope, receive, send)
