@@ -100,9 +100,24 @@ def test_an_agent_whose_calls_wait_for_a_person_cannot_be_a_tool() -> None:
         gated.as_tool()
 
 
+def test_an_agent_that_hands_off_to_one_whose_calls_wait_cannot_be_a_tool_either() -> None:
+    """The held call would be the handoff target's, in the same unstored run: refused when the
+    tool is built, at any depth of handoffs (a cycle of handoffs is walked once)."""
+    gated = Agent("s", ScriptedTransport([]), name="payer", approval={"pay"})
+    clerk = Agent("c", ScriptedTransport([]), name="clerk", handoffs=[gated])
+    triage = Agent("t", ScriptedTransport([]), name="triage", handoffs=[clerk])
+    clerk.handoffs = [gated, triage]  # a cycle
+    for agent in (clerk, triage):
+        with pytest.raises(ValueError, match="hands off to 'payer', which has approval="):
+            agent.as_tool()
+    free = Agent("f", ScriptedTransport([]), name="free")
+    assert Agent("t", ScriptedTransport([]), name="t", handoffs=[free]).as_tool().name == "t"
+
+
 async def test_a_sub_run_that_pauses_after_all_is_the_calls_error_not_an_empty_answer() -> None:
-    """A sub-agent may reach a gated agent through a handoff: the pause is an error result that
-    names the held call, never an empty answer."""
+    """A sub-agent given a handoff to a gated agent after its tool was built (so ``as_tool``
+    could not refuse it): the pause is an error result that names the held call, never an
+    empty answer."""
 
     @tool
     def pay(amount: int) -> str:
@@ -112,8 +127,10 @@ async def test_a_sub_run_that_pauses_after_all_is_the_calls_error_not_an_empty_a
     cashier_model = ScriptedTransport([Reply(tool_calls=[Call("pay", {"amount": 5}, id="p1")])])
     cashier = Agent("cash", cashier_model, tools=[pay], name="cashier", approval={"pay"})
     front = ScriptedTransport([Reply(tool_calls=[Call("transfer_to_cashier", {})])])
-    helper = Agent("front desk", front, name="desk", handoffs=[cashier])
-    (result,) = results(await events_of(delegating(helper.as_tool(), "pay 5")))
+    helper = Agent("front desk", front, name="desk")
+    desk = helper.as_tool()
+    helper.handoffs = [cashier]
+    (result,) = results(await events_of(delegating(desk, "pay 5")))
     assert result.is_error and "wait for approval: pay (p1)" in str(result.content)
 
 

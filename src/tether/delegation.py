@@ -8,7 +8,7 @@ caller's total (``report_usage``); a failure of the run is the call's error resu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from .context import ContextStore, MemoryContextStore
@@ -32,6 +32,7 @@ class SubAgent(Protocol):
     output_type: Any
     max_iterations: int
     approval: Any
+    handoffs: Sequence[Any]
 
     def run_stream(self, user_message: str, context: ContextStore | None = None) -> AgentStream: ...
 
@@ -40,10 +41,12 @@ def agent_tool(agent: SubAgent, name: str | None = None, description: str | None
     """``agent`` as a tool (see the module); ``name`` defaults to the agent's name made a valid
     tool name, ``description`` to the first line of its system prompt. An agent whose calls wait
     for a person cannot be one: its run is not stored where a resume could find it."""
-    if agent.approval is not None:
+    gated = _held_by(agent)
+    if gated is not None:
+        whose = "" if gated is agent else f"hands off to {gated.name!r}, which "
         raise ValueError(
-            f"the agent {agent.name!r} has approval= and cannot be a tool: a sub-agent's run is "
-            "not stored, so a call held for a person could never be resumed. Hold the "
+            f"the agent {agent.name!r} {whose}has approval= and cannot be a tool: a sub-agent's "
+            "run is not stored, so a call held for a person could never be resumed. Hold the "
             "delegating call instead: approval={<the tool's name>} on the calling agent"
         )
     return Tool(
@@ -54,6 +57,22 @@ def agent_tool(agent: SubAgent, name: str | None = None, description: str | None
         validator=_read_input,
         reports_progress=True,
     )
+
+
+def _held_by(agent: SubAgent) -> SubAgent | None:
+    """The first agent with ``approval=`` that a run of ``agent`` may reach: itself, or one it
+    hands off to at any depth (each agent looked at once)."""
+    seen: set[int] = set()
+    waiting = [agent]
+    while waiting:
+        current = waiting.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if current.approval is not None:
+            return current
+        waiting.extend(current.handoffs)
+    return None
 
 
 def _description(agent: SubAgent) -> str:
