@@ -171,3 +171,57 @@ async def test_a_session_opened_twice_shows_its_reasoning(tmp_path: Path, browse
             await playwright.expect(shown).to_have_count(1)
             assert await shown.text_content() == "reasoningThinking it over."
         assert problems == []
+
+
+@tool
+def times(a: int, b: int) -> int:
+    """Multiply two numbers."""
+    return a * b
+
+
+PROTOTYPE_IDS = ["constructor", "__proto__", "toString", "hasOwnProperty"]
+
+
+async def test_tool_call_ids_named_like_object_properties(tmp_path: Path, browser: Any) -> None:
+    """Provider ids are untrusted: calls with ids such as ``constructor`` or ``__proto__`` show
+    their cards and results, the text after them shows, a paused one is approved with its button,
+    and the session reads again from the store."""
+    calls = [Call("add", {"a": n, "b": 1}, id=i) for n, i in enumerate(PROTOTYPE_IDS)]
+    model = ScriptedTransport(
+        [
+            Reply("Adding four ways.", tool_calls=calls),
+            Reply("All four are done."),
+            Reply(tool_calls=[Call("times", {"a": 6, "b": 7}, id="valueOf")]),
+            Reply("Six times seven is 42."),
+        ]
+    )
+    agent = Agent("s", model, tools=[add, times], approval=["times"])
+    async with SQLiteStore(tmp_path / "c.db") as store, serving(app(agent, store)) as base:
+        page, problems = await open_page(browser, base)
+        await send(page, "add")
+        await page.locator(".msg.assistant", has_text="All four are done.").wait_for()
+        await assert_cards(page, {i: str(n + 1) for n, i in enumerate(PROTOTYPE_IDS)})
+
+        await send(page, "multiply")
+        card = page.locator(".tool[data-call='valueOf']")
+        await card.locator("button.approve").click()
+        await page.locator(".msg.assistant", has_text="Six times seven is 42.").wait_for()
+        assert await card.locator(".result").inner_text() == "42"
+        assert problems == []
+
+        shown = {i: str(n + 1) for n, i in enumerate(PROTOTYPE_IDS)} | {"valueOf": "42"}
+        for reopen in (page.reload, page.locator("#sessions li").first.click):
+            await reopen()  # from the store: a reload, then the session again from the list
+            await page.locator(".msg.assistant", has_text="Six times seven is 42.").wait_for()
+            await assert_cards(page, shown)
+            assert await page.locator(".msg.assistant", has_text="All four are done.").count() == 1
+        assert problems == []
+
+
+async def assert_cards(page: Any, results: dict[str, str]) -> None:
+    """One card per call id, each done with its result."""
+    for call, result in results.items():
+        card = page.locator(f".tool[data-call='{call}']")
+        await playwright.expect(card).to_have_count(1)
+        assert await card.locator(".result").inner_text() == result, call
+        assert "done" in await card.get_attribute("class"), call
