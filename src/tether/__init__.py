@@ -23,6 +23,7 @@ _LAZY = {
     "AgentSession": "session",
     "AgentStream": "stream",
     "Allow": "tools.guards",
+    "AllowAllGuard": "tools.guards",
     "AudioBlock": "messages",
     "CancellationToken": "control",
     "CharBudget": "budget",
@@ -30,6 +31,7 @@ _LAZY = {
     "CircuitBreaker": "transports.fallback",
     "Clock": "clock",
     "CompletionTransport": "transports.base",
+    "ConcurrentGuard": "tools.guards",
     "ContentBlock": "messages",
     "ContextPolicy": "budget",
     "ContextStore": "context",
@@ -39,10 +41,12 @@ _LAZY = {
     "ContextTrimmed": "events",
     "ConversationStore": "session",
     "Deny": "tools.guards",
+    "DenyAllGuard": "tools.guards",
     "Error": "events",
     "FallbackTransport": "transports.fallback",
     "Guard": "tools.guards",
     "GuardDecision": "tools.decisions",
+    "GuardError": "errors",
     "GuardrailError": "errors",
     "Handoff": "events",
     "ImageBlock": "messages",
@@ -119,6 +123,7 @@ if TYPE_CHECKING:
     from .context import MemoryContextStore as MemoryContextStore
     from .control import CancellationToken as CancellationToken
     from .control import Steering as Steering
+    from .errors import GuardError as GuardError
     from .errors import GuardrailError as GuardrailError
     from .errors import LimitExceeded as LimitExceeded
     from .errors import MaxIterationsError as MaxIterationsError
@@ -176,8 +181,11 @@ if TYPE_CHECKING:
     from .tools.decisions import GuardDecision as GuardDecision
     from .tools.decorator import tool as tool
     from .tools.guards import Allow as Allow
+    from .tools.guards import AllowAllGuard as AllowAllGuard
     from .tools.guards import CheckGuard as CheckGuard
+    from .tools.guards import ConcurrentGuard as ConcurrentGuard
     from .tools.guards import Deny as Deny
+    from .tools.guards import DenyAllGuard as DenyAllGuard
     from .tools.guards import Guard as Guard
     from .tools.guards import PermissionGuard as PermissionGuard
     from .tools.guards import Rewrite as Rewrite

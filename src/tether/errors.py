@@ -7,6 +7,7 @@ TetherError
 ├── ModelStopError            the model stopped for a reason that is not an answer
 ├── MaxIterationsError        the loop hit ``max_iterations``
 ├── GuardrailError            an input or output guardrail denied the run
+├── GuardError                a tool guard refused a call (axio's name; becomes an error result)
 ├── OutputValidationError     the answer is not the typed output asked for, after the repairs
 ├── LimitExceeded             the run passed one of its ``Limits`` (limit, value, maximum)
 ├── RunPaused                 tool calls wait for a person's approval (``pending``)
@@ -33,6 +34,7 @@ __all__ = [
     "ConflictError",
     "ConnectionFailedError",
     "ContextWindowExceededError",
+    "GuardError",
     "GuardrailError",
     "LimitExceeded",
     "MaxIterationsError",
@@ -140,6 +142,11 @@ class GuardrailError(TetherError):
     def __init__(self, message: str, reason: str | None = None) -> None:
         super().__init__(message)
         self.reason = message if reason is None else reason
+
+
+class GuardError(TetherError):
+    """A tool guard refused a call: axio's guards raise it from ``check`` (any exception a guard
+    raises denies the call; the model reads its message)."""
 
 
 class ToolNotFoundError(TetherError):
