@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
 
 from .clock import SYSTEM_CLOCK, Clock
 from .interrupt import Interrupt, fire_soon
 from .messages import ContentBlock, Message
 
-__all__ = ["CancellationToken", "LinkedToken", "Steering"]
+__all__ = ["CancellationToken", "LinkedToken", "Steering", "Stopped", "until_cancelled"]
+
+T = TypeVar("T")
 
 
 class CancellationToken:
@@ -81,6 +85,34 @@ class CancellationToken:
             self.unwatch(interrupt)
         interrupt.settle()
         return self._cancelled
+
+
+class Stopped(Exception):
+    """An await that ``until_cancelled`` cut short because its token was cancelled."""
+
+
+async def until_cancelled(awaitable: Awaitable[T], token: CancellationToken) -> T:
+    """Await ``awaitable``, cancelling it at once if ``token`` is cancelled meanwhile (then
+    ``Stopped``; a cancellation from anywhere else goes on as it came). A tool call awaited so
+    stops with its run: an async handler is cancelled, a worker thread is no longer waited for."""
+    interrupt = token.watch()
+    if interrupt is None:
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise Stopped
+    outside = interrupt.task.cancelling()  # cancel requests that are not the token's
+    interrupt.inside = True
+    try:
+        result = await awaitable
+    except BaseException:
+        if interrupt.settle() and interrupt.task.cancelling() <= outside:
+            raise Stopped from None
+        raise
+    finally:
+        interrupt.inside = False
+        token.unwatch(interrupt)
+    interrupt.settle()  # fired as it returned: the value is kept, the cancel withdrawn
+    return result
 
 
 class LinkedToken(CancellationToken):

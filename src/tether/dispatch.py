@@ -15,6 +15,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .control import Stopped, until_cancelled
 from .errors import ToolArgumentError
 from .events import StreamEvent, ToolDispatch, ToolProgress, ToolResult
 from .interrupt import Overrun, within
@@ -148,6 +149,8 @@ class ToolDispatcher:
             arguments = checked
         try:
             value = await self._invoke(tool, arguments)
+        except Stopped:  # the run's token: the call is stopped with it
+            return interrupted_result(block)
         except ToolArgumentError as exc:
             text = f"Error: {exception_message(exc)}. Call the tool again with corrected arguments."
             return ToolResultBlock(block.id, text, True)
@@ -191,16 +194,17 @@ class ToolDispatcher:
         return {**checked.arguments, **tool.bindings}  # a rewrite never drops a binding
 
     def _invoke(self, tool: Tool, arguments: Mapping[str, Any]) -> Awaitable[Any]:
-        """The handler's value; the default timeout applies to tools without their own, and a
-        run with a time limit ends every call by then."""
+        """The handler's value; the default timeout applies to tools without their own, a
+        run with a time limit ends every call by then, and the run's cancellation token stops
+        the call at once (``Stopped``)."""
         timeout = None if tool.timeout is not None else self.default_timeout
         if self.budget is not None:
             left = self.budget.remaining()  # a delegating run's time limit included
             if left is not None and (timeout is None or left < timeout):
                 timeout = left
-        if timeout is None:
-            return tool.invoke(arguments)
-        return within(tool.invoke(arguments), timeout)
+        coro = tool.invoke(arguments)
+        call: Awaitable[Any] = coro if timeout is None else within(coro, timeout)
+        return call if self.cancel is None else until_cancelled(call, self.cancel)
 
     def _error_text(self, tool: Tool, arguments: Mapping[str, Any], exc: BaseException) -> str:
         if isinstance(exc, Overrun):
