@@ -4,8 +4,9 @@ A vector names a ``fixture`` file, or gives ``frontmatter`` (dumped as YAML abov
 or ``frontmatter_raw`` (the whole file), written as ``vector.prompty`` in a temporary folder
 (in ``agent_subdir`` when given) with its ``files`` beside it. ``env`` is the environment the
 vector sees: its variables are set and any other variable the file references is unset, and
-the load is given it (``load(..., env=...)``: a file reads only what its caller allows). With
-``inputs``, the result compared is ``validate_inputs`` of the loaded agent.
+the file is loaded as the spec's applications load one, ``load(path)`` with no other argument
+(it reads the process's environment). With ``inputs``, the result compared is
+``validate_inputs`` of the loaded agent.
 
 An ``error`` is met when the raised error (always one of the door's ``PromptyError``s) is of
 that type name or its message contains the text, ignoring case; ``error_field`` is its
@@ -76,7 +77,7 @@ def _set_env(given: dict[str, Any], path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def _outcome(given: dict[str, Any], path: Path) -> dict[str, Any]:
-    agent = load_prompty(path, env=dict(given.get("env", {})))
+    agent = load_prompty(path)
     if "inputs" in given:
         return {"validated_inputs": validate_inputs(agent, given["inputs"])}
     return agent.to_dict()

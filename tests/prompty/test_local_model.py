@@ -1,6 +1,7 @@
 """The spec's fixtures end to end on the real local model: tether's llama.cpp server is the
-OpenAI-compatible endpoint, reached through the fixtures' own ``${env:OPENAI_ENDPOINT}`` (or, for
-fixtures that name no connection, one given to the loaded agent)."""
+OpenAI-compatible endpoint, reached through the fixtures' own ``${env:OPENAI_ENDPOINT}`` and
+``${env:OPENAI_API_KEY}``, read by a plain ``load(path)`` as the spec reads them (or, for fixtures
+that name no connection, one given to the loaded agent by the test's code)."""
 
 from __future__ import annotations
 
@@ -65,9 +66,6 @@ user:
 """
 
 
-ENV = ["OPENAI_ENDPOINT", "OPENAI_API_KEY"]  # what the fixtures may read (load(..., env=))
-
-
 @pytest.fixture
 def endpoint(local_model: LocalModel, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_ENDPOINT", f"{local_model.base_url}/v1")
@@ -76,7 +74,7 @@ def endpoint(local_model: LocalModel, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.local_model
 async def test_basic_fixture_answers(endpoint: None) -> None:
-    agent = prompty.load(FIXTURES / "basic.prompty", env=ENV)
+    agent = prompty.load(FIXTURES / "basic.prompty")
     answer = await prompty.invoke_async(
         agent, {"question": "What is 12 plus 30? Reply with the number only."}
     )
@@ -96,7 +94,7 @@ async def test_tool_loop_with_bindings(endpoint: None, tmp_path: Path) -> None:
 
     events: list[str] = []
     answer = await prompty.turn_async(
-        prompty.load(path, env=ENV),
+        prompty.load(path),
         {"question": "What is the weather in Paris?"},
         tools={"get_weather": get_weather},
         on_event=lambda kind, _data: events.append(kind),
@@ -123,7 +121,7 @@ async def test_threaded_fixture_expands_the_conversation(endpoint: None, tmp_pat
         {"role": "assistant", "content": "Nice to meet you, Ada."},
     ]
     answer = await prompty.turn_async(
-        prompty.load(path, env=ENV),
+        prompty.load(path),
         {"question": "What is my favourite number? Reply with it only.", "conversation": thread},
     )
     assert "7" in answer, answer
@@ -143,7 +141,7 @@ async def test_streamed_tool_loop_gives_the_final_answer_in_chunks(
 
     tokens: list[str] = []
     stream = await prompty.turn_async(
-        prompty.load(path, env=ENV),
+        prompty.load(path),
         {"question": "What is the weather in Paris?"},
         tools={"get_weather": get_weather},
         stream=True,

@@ -37,6 +37,7 @@ from ..lazy import lazy_names as _lazy_names
 _HOMES = {
     "AgentEvent": "execution.events",
     "ConsoleTracer": "tracing.console",
+    "CredentialEndpointError": "errors",
     "DurabilityPort": "turns.journal",
     "EnvAccessError": "errors",
     "ExecuteError": "errors",
@@ -114,6 +115,7 @@ if TYPE_CHECKING:
     from .discovery import enrich as enrich
     from .discovery import list_models as list_models
     from .discovery import map_model as map_model
+    from .errors import CredentialEndpointError as CredentialEndpointError
     from .errors import EnvAccessError as EnvAccessError
     from .errors import ExecuteError as ExecuteError
     from .errors import IndeterminateOutcome as IndeterminateOutcome

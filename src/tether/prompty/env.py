@@ -1,8 +1,11 @@
-"""Values a ``.prompty`` file read from the environment with ``${env:NAME}`` (spec §2.11).
+"""Values a ``.prompty`` file read from the environment with ``${env:NAME}`` (spec §2.11), and
+endpoints it wrote itself.
 
 Each is an ``EnvValue``: a string that knows its reference, whose ``repr`` is the reference and
 never the value. Every such value is remembered for the process, so the door's errors show the
 reference in its place (``hide``) and the tracer blanks it whatever the variable is called.
+An endpoint the file wrote as it is (not ``${env:}``) loads as ``Written``, so a credential from
+the environment can be kept from it while one the application's code sets is trusted.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ __all__ = [
     "EnvAccess",
     "EnvOption",
     "EnvValue",
+    "Written",
     "hidden",
     "hide",
     "known_values",
@@ -71,6 +75,18 @@ class EnvValue(str):
         return (str(self), self.reference)
 
 
+class Written(str):
+    """A string the ``.prompty`` file (or a file it references) wrote as it is: neither read
+    from the environment nor set by the application's code."""
+
+    __slots__ = ()
+
+    @classmethod
+    def mark(cls, value: str | None) -> str | None:
+        """``value`` marked as written, unless it came from the environment (or is absent)."""
+        return value if value is None or isinstance(value, EnvValue) else cls(value)
+
+
 def remember(value: str, name: str) -> EnvValue:
     """``value`` (of variable ``name``) as an ``EnvValue``, remembered for ``hide``."""
     reference = "${env:" + name + "}"
@@ -97,9 +113,9 @@ def hidden(value: Any) -> str:
 
 
 EnvOption = Iterable[str] | Mapping[str, str] | None
-"""What ``load(..., env=)`` takes: variable names to read from ``os.environ``, a mapping to read
-every variable from (``os.environ`` itself trusts the file with the whole environment), or
-``None``."""
+"""What ``load(..., env=)`` takes: ``None`` (the whole environment, as the spec reads it),
+variable names to read from ``os.environ`` (an allow-list for a file from elsewhere; ``()`` for
+none at all), or a mapping to read every variable from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +126,12 @@ class EnvAccess:
     source: Mapping[str, str]
 
     @classmethod
-    def of(cls, env: EnvOption, *, default: frozenset[str] | None) -> EnvAccess:
-        """The access ``env`` grants; ``None`` grants ``default`` of ``os.environ``."""
+    def of(cls, env: EnvOption | EnvAccess) -> EnvAccess:
+        """The access ``env`` grants (an ``EnvAccess`` is kept as it is)."""
+        if isinstance(env, EnvAccess):
+            return env
         if env is None:
-            return cls(default, os.environ)
+            return cls(None, os.environ)
         if isinstance(env, str | bytes):
             raise TypeError("env takes a list of variable names or a mapping, not one string")
         if isinstance(env, Mapping):
@@ -122,6 +140,14 @@ class EnvAccess:
         if not all(isinstance(n, str) for n in names):
             raise TypeError("env takes variable names as strings")
         return cls(names, os.environ)
+
+    def within(self, limit: EnvAccess) -> EnvAccess:
+        """This access, reading no variable ``limit`` may not read (a child file of a parent
+        loaded with ``limit`` never sees more than the parent could)."""
+        if limit.names is None:
+            return self
+        names = limit.names if self.names is None else self.names & limit.names
+        return EnvAccess(names, self.source)
 
     def allows(self, name: str) -> bool:
         """Whether ``name`` may be read."""

@@ -7,6 +7,8 @@ PromptyError
 ├── LoadError (ValueError)          a .prompty file, or a file it references, is unusable
 │   ├── MissingFileError            the file is not there (also a FileNotFoundError)
 │   ├── EnvAccessError              the file reads a variable the caller did not allow
+│   ├── CredentialEndpointError     a credential from the environment would go to a host the
+│   │                               file wrote (raised before any request)
 │   ├── OutsideRootError            a file it names lies outside the allowed folders
 │   └── InputError                  the inputs given do not satisfy the agent's declared inputs
 ├── RenderError (ValueError)        a template could not be rendered
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from .messages import PromptMessage
 
 __all__ = [
+    "CredentialEndpointError",
     "DiscoveryError",
     "EnvAccessError",
     "ExecuteError",
@@ -138,6 +141,30 @@ class EnvAccessError(LoadError):
     def __reduce__(self) -> tuple[Any, ...]:
         fields = {"path": self.path, "line": self.line, "field": self.field}
         return (_rebuild, (type(self), self.message, {**fields, "variable": self.variable}))
+
+
+class CredentialEndpointError(LoadError):
+    """A credential the file read from the environment (``variable``, at ``field``) would go to
+    ``host``, an endpoint written in the file itself rather than the provider's own host, one from
+    the environment, or one the application's code set. Raised before any request is made; the
+    message names the variable and the host, never the value."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        variable: str | None = None,
+        host: str | None = None,
+        **where: Any,
+    ) -> None:
+        super().__init__(message, **where)
+        self.variable = variable
+        self.host = host
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = {"path": self.path, "line": self.line, "field": self.field}
+        more = {"variable": self.variable, "host": self.host}
+        return (_rebuild, (type(self), self.message, {**fields, **more}))
 
 
 class OutsideRootError(LoadError):

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .serial import FLATTEN, OMIT_EMPTY, SKIP, JsonShape, SparseJsonShape
 
 if TYPE_CHECKING:
+    from .env import EnvAccess
     from .paths import Place
 
 __all__ = [
@@ -203,6 +204,8 @@ class PromptAgent(JsonShape):
     ``source`` is the file it came from and ``body_line`` the 1-based line where the body
     starts, so later stages can point at the file in their errors. ``origin`` is the folder
     its tools' files are found in, when it was opened beneath a root (a child ``.prompty``).
+    ``env_access`` is the environment it was loaded with: its child ``.prompty`` files read no
+    variable it could not.
     """
 
     name: str = ""
@@ -219,4 +222,5 @@ class PromptAgent(JsonShape):
     body_line: int = field(default=1, compare=False, metadata=SKIP)
     kind: str = "prompt"
     origin: Place | None = field(default=None, compare=False, repr=False, metadata=SKIP)
+    env_access: EnvAccess | None = field(default=None, compare=False, repr=False, metadata=SKIP)
     _json_keys = ("kind", ...)

@@ -50,6 +50,11 @@ def _agent(agent_or_path: PromptAgent | str | Path) -> PromptAgent:
     return load(agent_or_path)
 
 
+def _transport(agent: PromptAgent, given: CompletionTransport | None) -> CompletionTransport:
+    """The caller's transport, else the agent's model as one (credentials checked first)."""
+    return given or transport_for(agent.model, agent.outputs or (), source=agent.source)
+
+
 @trace(name="prepare")
 async def prepare_async(
     agent: PromptAgent | str | Path, inputs: Mapping[str, Any] | None = None
@@ -111,7 +116,7 @@ async def run_async(
     tool calls the model asked for, or with ``raw`` the engine's events. With ``stream`` a
     ``PromptyStream`` of text chunks as they arrive, then the tool calls (§8.6)."""
     loaded = _agent(agent)
-    model = transport or transport_for(loaded.model, loaded.outputs or ())
+    model = _transport(loaded, transport)
     specs = [t.spec for t in engine_tools(loaded, schemas=await parameters_schemas(loaded))]
     if stream:
         return PromptyStream(lambda: _chunks(model.stream(to_tether(messages), specs, "")))
@@ -202,7 +207,7 @@ async def turn_async(
     async def traced(inputs: Mapping[str, Any], settings: LoopOptions) -> LoopOutcome:
         messages = await prepare_async(loaded, inputs)
         values = validate_inputs(loaded, dict(inputs))
-        model = transport or transport_for(loaded.model, loaded.outputs or ())
+        model = _transport(loaded, transport)
         async with tool_sessions():
             declared = engine_tools(loaded, tools, values, await parameters_schemas(loaded))
             return await agent_loop(messages, model, declared, settings)

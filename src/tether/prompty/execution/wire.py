@@ -3,27 +3,27 @@ wire format, the connection the host and key, the options tether's ``ModelOption
 
 A key goes only to its connection's endpoint (or, with no endpoint, the provider's own host):
 tether's HTTP transports keep credentials to the host they were built for. A key the file read
-from the environment (``${env:...}``) goes only to the provider's own host (as a key tether
-takes from the environment itself does: ``transports.credentials.resolve_api_key``), an Azure
-resource host for ``azure``/``foundry``, or an endpoint that also came from the environment.
+from the environment (``${env:...}``) does not go to an endpoint written in the file unless that
+is the provider's own host (over https; an Azure resource host for ``azure``/``foundry``): see
+``credentials``. An endpoint from the environment or the application's code is trusted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from ...transports.anthropic import AnthropicTransport
 from ...transports.base import CompletionTransport
 from ...transports.http import HttpTransport
 from ...transports.openai_chat import OpenAIChatTransport
 from ...transports.openai_responses import OpenAIResponsesTransport
-from ..env import EnvValue, hidden
+from ..env import hidden
 from ..errors import WireError
 from ..model import ConnectionConfig, Model, ModelOptionsConfig, Property
 from ..registry import get_connection
 from ..schema import output_format
+from .credentials import check_credential, origin
 
 __all__ = ["WireError", "model_options", "spec_wire", "transport_for"]
 
@@ -36,7 +36,6 @@ _AZURE_HOSTS = (
     ".models.ai.azure.com",
     ".inference.ai.azure.com",
 )
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def model_options(
@@ -108,10 +107,13 @@ def transport_for(
     *,
     stream: bool = True,
     overrides: Mapping[str, Any] | None = None,
+    source: str | None = None,
 ) -> CompletionTransport:
     """The transport that calls ``model`` (chat, Responses or Anthropic messages). A
     ``kind: reference`` connection names a registered client: a tether transport is used as
-    it is (its own options); an SDK client lends its base URL and key."""
+    it is (its own options); an SDK client lends its base URL and key. A key from the
+    environment bound for an endpoint the file (``source``) wrote is refused here, before any
+    request: ``CredentialEndpointError``."""
     if model is None or not model.id:
         raise WireError("the agent names no model (model: id)")
     connection = model.connection
@@ -127,9 +129,15 @@ def transport_for(
     provider = model.provider
     cls = _transport_class(provider, model.api_type)
     kwargs = {**spec_wire(cls), **kwargs}
-    endpoint = None if connection is None else connection.endpoint
-    if isinstance(key, EnvValue) and base_url and not isinstance(endpoint, EnvValue):
-        _check_key_host(key, base_url, cls.default_base_url, provider)
+    check_credential(
+        key,
+        field="model.connection.apiKey",
+        endpoint=None if connection is None else connection.endpoint,
+        url=base_url or cls.default_base_url,
+        own=lambda url: _own_host(url, cls.default_base_url, provider),
+        own_name=origin(cls.default_base_url)[1],
+        path=source,
+    )
     return cls(model.id, **kwargs)
 
 
@@ -157,26 +165,11 @@ def _shown(value: str | None) -> str:
     return "None" if value is None else f"'{hidden(value)}'"
 
 
-def _check_key_host(key: EnvValue, base_url: str, own_url: str, provider: str | None) -> None:
-    """A key read from the environment goes to the provider's own host (an Azure resource for
-    azure/foundry), over https; elsewhere is a ``WireError`` naming the reference."""
-    target, own = _origin(base_url), _origin(own_url)
-    if target == own:
-        return
+def _own_host(url: str, own_url: str, provider: str | None) -> bool:
+    """Whether ``url`` is the provider's own host: its default one (same scheme and port), or
+    an Azure resource over https for azure/foundry."""
+    target = origin(url)
+    if target == origin(own_url):
+        return True
     scheme, host, _ = target
-    if provider in _AZURE and scheme == "https" and host.endswith(_AZURE_HOSTS):
-        return
-    raise WireError(
-        f"{key.reference} is a key from the environment: it goes only to {own[1]} "
-        f"(or an endpoint from the environment), not to {scheme}://{host}"
-    )
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1
-    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme)
+    return provider in _AZURE and scheme == "https" and host.endswith(_AZURE_HOSTS)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from ..env import EnvAccess, EnvOption
 from ..registry import BUILTIN_KINDS, TOOL_HANDLERS, KindHandler, register_tool_handler
@@ -36,11 +36,11 @@ def register_builtin_kinds(
 
     ``allowed_roots``: where child ``.prompty`` files and OpenAPI documents may lie besides the
     agent's own directory tree. ``allow_stdio``: let files start local MCP server commands.
-    ``env``: the environment variables child ``.prompty`` files may read (as ``load``'s).
+    ``env``: narrows the environment variables child ``.prompty`` files may read (as
+    ``load``'s ``env``; by default a child reads what its parent was loaded to read).
     """
     roots = canonical_roots([os.fspath(r) for r in allowed_roots or ()])
-    EnvAccess.of(env, default=frozenset())  # a wrong shape fails here, not at the first call
-    child_env = env if env is None or isinstance(env, Mapping) else tuple(env)
+    child_env = None if env is None else EnvAccess.of(env)  # a wrong shape fails here
     handlers: dict[str, KindHandler] = {
         "prompty": PromptyKind(roots, child_env),
         "mcp": McpKind(allow_stdio=allow_stdio),

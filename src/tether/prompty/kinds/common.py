@@ -7,12 +7,13 @@ name by name from there (``paths``), so no link swapped in meanwhile leads outsi
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..env import EnvValue, hidden
-from ..errors import LoadError, OutsideRootError, ToolKindError
+from ..env import hidden
+from ..errors import LoadError, OutsideRootError
+from ..execution.credentials import check_credential
 from ..loading.files import MAX_FILE_BYTES, parse_json, parse_yaml
 from ..model import PromptAgent
 from ..paths import Located, Place, locate, read_located
@@ -25,17 +26,20 @@ __all__ = [
 ]
 
 
-def check_env_credentials(tool: str, endpoint: object, credentials: Iterable[object]) -> None:
-    """A credential the file read from the environment goes only to an endpoint that also came
-    from the environment (the caller's, not one the file chose): ``ToolKindError`` otherwise."""
-    if isinstance(endpoint, EnvValue):
-        return
-    for credential in credentials:
-        if isinstance(credential, EnvValue):
-            raise ToolKindError(
-                f"tool {tool!r}: {credential.reference} is a credential from the environment; "
-                "it goes only to an endpoint from the environment, not to one the file names"
-            )
+def check_env_credentials(
+    tool: str, endpoint: object, url: str, credentials: Mapping[str, object], path: str | None
+) -> None:
+    """A credential the file read from the environment (``credentials``: by field) goes only to
+    an endpoint that came from the environment or the application's code, never to ``url``
+    when the file wrote it (or it is the document's own server): ``CredentialEndpointError``."""
+    for field, credential in credentials.items():
+        check_credential(
+            credential,
+            field=f"tools[{tool}].connection.{field}",
+            endpoint=endpoint,
+            url=url,
+            path=path,
+        )
 
 
 def canonical_roots(roots: Sequence[str | Path]) -> tuple[Path, ...]:

@@ -106,8 +106,9 @@ class McpKind:
             )
         url, token = connection.endpoint, connection.api_key
         raw_headers = connection.extra.get("headers", {})
-        given = raw_headers.values() if isinstance(raw_headers, Mapping) else ()
-        check_env_credentials(definition.name, url, [token, *given])
+        given = raw_headers.items() if isinstance(raw_headers, Mapping) else ()
+        credentials = {"apiKey": token, **{f"headers.{k}": v for k, v in given}}
+        check_env_credentials(definition.name, url, url, credentials, agent.source)
         headers = _strings(raw_headers, "connection.headers")
         http_key = ("http", url, token, tuple(sorted(headers.items())))
         return http_key, lambda: McpStreamable(

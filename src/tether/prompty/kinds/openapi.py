@@ -61,7 +61,7 @@ class OpenApiKind:
         key = None if definition.connection is None else definition.connection.api_key
         if key:
             endpoint = None if definition.connection is None else definition.connection.endpoint
-            check_env_credentials(definition.name, endpoint, [key])
+            check_env_credentials(definition.name, endpoint, base, {"apiKey": key}, agent.source)
             _authorize(request, op, key)
         try:
             return _redacted(await self._send(request), key)

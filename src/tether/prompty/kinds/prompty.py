@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..env import EnvAccess
 from ..errors import ToolKindError
 from ..loading.loader import load_located
 from ..model import PromptAgent, PromptyTool, ToolDefinition
@@ -30,12 +31,13 @@ _depth: ContextVar[int] = ContextVar("tether_prompty_tool_depth", default=0)
 
 @dataclass(frozen=True, slots=True)
 class PromptyKind:
-    """The handler of ``kind: prompty`` tools; child files may also lie in ``allowed_roots``
-    and read the environment variables ``env`` allows (as ``load``'s ``env``: none by default).
+    """The handler of ``kind: prompty`` tools; child files may also lie in ``allowed_roots``.
+    A child reads the environment as its parent was loaded to (``load(..., env=)``), narrowed
+    to ``env`` when given: never a variable its parent could not read.
     """
 
     allowed_roots: tuple[Path, ...] = ()
-    env: tuple[str, ...] | Mapping[str, str] | None = None
+    env: EnvAccess | None = None
 
     async def __call__(
         self,
@@ -52,7 +54,7 @@ class PromptyKind:
                 f"prompty tool {definition.name!r}: prompty tools nest deeper than {MAX_NESTING}"
             )
         found = self._child_file(definition, agent)
-        child = await asyncio.to_thread(self._load, found)
+        child = await asyncio.to_thread(self._load, found, agent)
         token = _depth.set(depth + 1)
         try:
             result = await _run(child, definition.mode, dict(args))
@@ -62,7 +64,7 @@ class PromptyKind:
 
     def parameters_schema(self, tool_def: ToolDefinition, agent: PromptAgent) -> dict[str, Any]:
         """The child's declared inputs as the tool's JSON Schema (rich kinds left out)."""
-        child = self._load(self._child_file(_checked(tool_def), agent))
+        child = self._load(self._child_file(_checked(tool_def), agent), agent)
         return object_schema([p for p in child.inputs or () if p.kind not in _RICH_KINDS])
 
     def _child_file(self, definition: PromptyTool, agent: PromptAgent) -> Located:
@@ -70,9 +72,11 @@ class PromptyKind:
             definition.path, agent, self.allowed_roots, f"tools[{definition.name}].path"
         )
 
-    def _load(self, found: Located) -> PromptAgent:
+    def _load(self, found: Located, parent: PromptAgent) -> PromptAgent:
         """The child, opened name by name beneath its folder (its own files likewise)."""
-        return load_located(found, allowed_roots=self.allowed_roots, env=self.env)
+        given = parent.env_access or EnvAccess.of(None)
+        access = given if self.env is None else self.env.within(given)
+        return load_located(found, allowed_roots=self.allowed_roots, env=access)
 
 
 def _checked(tool_def: ToolDefinition) -> PromptyTool:

@@ -256,13 +256,13 @@ def resolve_references(
     """``data`` with every string that is wholly ``${env:...}`` or ``${file:...}`` replaced
     (§2.11), walking all mappings and lists; other ``${protocol:...}`` strings stay as written.
     Files resolve against ``base_dir`` and must lie inside it or ``allowed_roots``, opened
-    without a race (``paths``); variables are read as ``env`` allows (default: none), each
-    value an ``EnvValue``."""
+    without a race (``paths``); variables are read as ``env`` allows (default: the whole
+    environment, as the spec reads it), each value an ``EnvValue``."""
     base = base_dir if isinstance(base_dir, Place) else Place(Path(base_dir))
     resolver = _Resolver(
         base,
         tuple(_canonical_root(r) for r in allowed_roots or ()),
-        EnvAccess(frozenset(), os.environ) if env is None else env,
+        EnvAccess.of(None) if env is None else env,
     )
     return resolver.walk(data, doc, (), 0)
 

@@ -36,13 +36,18 @@ def load(
     only inside the file's directory and ``allowed_roots``; ``.env`` files are not read
     (that is the application's call: see ``load_dotenv``).
 
-    ``env`` says which ``${env:NAME}`` references the file may read, so a file from elsewhere
-    cannot copy a credential into its prompt or its connection: by default (``None``) none;
-    a list of names reads those from ``os.environ``; a mapping reads any name from it
-    (``env=os.environ`` trusts the file with the whole environment). Any other reference, a
-    ``${env:NAME:default}`` too, is an ``EnvAccessError`` naming the variable, which is not
-    read. A value read is an ``EnvValue``: errors and traces show ``${env:NAME}``, never it;
-    as a model's ``apiKey`` it goes only to its provider's host (see ``wire``)."""
+    ``env`` says which ``${env:NAME}`` references the file may read. By default (``None``) the
+    whole environment, as the spec says: for the application's own files. For a file from
+    elsewhere, a list of names reads only those from ``os.environ``, and ``env=()`` none at all
+    (with no ``allowed_roots``, such a file reads nothing beyond its own folder); a mapping is
+    the whole environment the file sees. Any other reference, a ``${env:NAME:default}`` too, is
+    an ``EnvAccessError`` naming the variable, which is not read. Child ``.prompty`` files
+    (prompty tools) read no variable their parent could not.
+
+    A value read is an ``EnvValue``: errors and traces show ``${env:NAME}``, never it. As a
+    credential (``apiKey``, a tool's token or headers) it goes only to the provider's own host,
+    an endpoint from the environment, or one the application's code sets: never to an endpoint
+    written in the file (``CredentialEndpointError``, before any request)."""
     try:
         file = Path(path).resolve()
     except (OSError, ValueError, RuntimeError) as exc:
@@ -77,17 +82,18 @@ def loads(
     ``source`` names it in errors, and ``env`` is as for ``load``."""
     base = Place(Path(base_dir))
     where = None if source is None else str(source)
-    return _loads(text, base, where, allowed_roots, env)
+    return _loads(text, base, where, allowed_roots, EnvAccess.of(env))
 
 
 def load_located(
     found: Located,
     *,
     allowed_roots: Iterable[str | os.PathLike[str]] | None = None,
-    env: EnvOption = None,
+    env: EnvAccess,
 ) -> PromptAgent:
     """The agent in a ``.prompty`` file found beneath an allowed folder (a child file), opened
-    name by name from there; its own references and tools are found beneath the same root."""
+    name by name from there, reading the variables ``env`` allows; its own references and
+    tools are found beneath the same root."""
     try:
         text = read_located(found, MAX_FILE_BYTES)
     except MissingFileError:
@@ -102,23 +108,24 @@ def _loads(
     base: Place,
     where: str | None,
     allowed_roots: Iterable[str | os.PathLike[str]] | None,
-    env: EnvOption,
+    access: EnvAccess,
 ) -> PromptAgent:
-    """The agent in ``text``, its references resolved beneath ``base`` and the roots."""
+    """The agent in ``text``, its references resolved beneath ``base`` and the roots, reading
+    the variables ``access`` allows (and remembering it for the agent's child files)."""
     if len(text) > MAX_FILE_BYTES:
         raise LoadError(f"File larger than {MAX_FILE_BYTES} characters", path=where)
     split = split_frontmatter(text, path=where)
     if split.frontmatter is None:
-        return PromptAgent(instructions=split.body, source=where, body_line=split.body_line)
+        line = split.body_line
+        return PromptAgent(instructions=split.body, source=where, body_line=line, env_access=access)
     data, doc = parse_yaml(split.frontmatter, path=where, first_line=split.frontmatter_line)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise doc.error("Frontmatter must be a YAML mapping")
     roots = None if allowed_roots is None else [Path(r) for r in allowed_roots]
-    access = EnvAccess.of(env, default=frozenset())
     data = resolve_references(data, doc, base_dir=base, allowed_roots=roots, env=access)
-    return read_agent(data, doc, split)
+    return dataclasses.replace(read_agent(data, doc, split), env_access=access)
 
 
 def validate_inputs(agent: PromptAgent, inputs: Mapping[str, Any] | None = None) -> dict[str, Any]:

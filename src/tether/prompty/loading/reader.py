@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..env import hidden
+from ..env import Written, hidden
 from ..errors import LoadError
 from ..model import (
     Binding,
@@ -201,7 +201,7 @@ def _connection(node: _Node) -> ConnectionConfig | None:
     kind = node.get("kind").required_text("key, reference, remote, anonymous, foundry, oauth, ...")
     return ConnectionConfig(
         kind=kind,
-        endpoint=node.get("endpoint").text(),
+        endpoint=Written.mark(node.get("endpoint").text()),
         api_key=node.get("apiKey").text(),
         name=node.get("name").text(),
         target=node.get("target").text(),
