@@ -60,7 +60,7 @@ class Agent(AgentConfig):
         spec = None if wanted is None else spec_for(wanted)
         events = run_loop(self, user_message, state, cancel, steering, spec, decisions)
         if self.on_event is not None:
-            events = observed(events, self.on_event)
+            events = observed(events, self.on_event, state)
         return events, state
 
     def run_stream(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .clock import Clock
 from .errors import RunCancelled, StreamContractError
 from .events import (
+    Error,
     IterationEnd,
     ReasoningDelta,
     Retrying,
@@ -94,8 +95,12 @@ class ReplyBuilder:
             self.feed(event)
 
     def feed(self, event: StreamEvent) -> None:
-        """Take a non-text model event (other event kinds are ignored)."""
+        """Take a non-text model event (other event kinds are ignored). An ``Error`` is how a
+        transport written for axio reports a failed stream: the reply fails with it."""
         kind = type(event)
+        if kind is Error:
+            assert isinstance(event, Error)
+            raise event.exception
         if kind is ToolInputDelta:
             assert isinstance(event, ToolInputDelta)
             call = self.calls.get(event.index)

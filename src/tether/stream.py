@@ -27,20 +27,46 @@ log = logging.getLogger("tether.agent")
 
 
 async def observed(
-    events: AsyncGenerator[StreamEvent, None], callback: EventCallback
+    events: AsyncGenerator[StreamEvent, None],
+    callback: EventCallback,
+    state: RunState | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Pass every event to ``callback`` before yielding it; a failing callback is only logged."""
+    """Pass every event to ``callback`` before yielding it; a failing callback is only logged.
+
+    A run whose reader stops early (closed or cancelled) cannot yield its ``SessionEndEvent``:
+    given the run's ``state``, the callback is still told the run ended (``ended_early``).
+    """
+    ended = False
     try:
         async for event in events:
-            try:
-                result = callback(event)
-                if inspect.isawaitable(result):
-                    await result
-            except Exception:
-                log.exception("event callback failed on %s", type(event).__name__)
+            await _tell(callback, event)
+            if type(event) is SessionEndEvent:
+                ended = True
             yield event
     finally:
         await events.aclose()
+        if not ended and state is not None:
+            await _tell(callback, ended_early(state))
+
+
+async def _tell(callback: EventCallback, event: StreamEvent) -> None:
+    try:
+        result = callback(event)
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        log.exception("event callback failed on %s", type(event).__name__)
+
+
+def ended_early(state: RunState) -> SessionEndEvent:
+    """The ``SessionEndEvent`` of a run that ended without yielding one (its reader closed or
+    cancelled it), recorded on its state: made once, so every reader gets the same event."""
+    if state.end is None:
+        stop = state.stop_reason or StopReason.CANCELLED
+        state.end = SessionEndEvent(stop, state.usage, state.error, state.iterations)
+        state.stop_reason = stop
+        state.done = True
+    return state.end
 
 
 @dataclass(slots=True)
@@ -179,11 +205,7 @@ class AgentStream:
             return state.end
         async for _ in self._events:
             pass
-        end = state.end
-        if end is None:  # closed or cancelled before the run could end by itself
-            stop = state.stop_reason or StopReason.CANCELLED
-            end = SessionEndEvent(stop, state.usage, state.error, state.iterations)
-        return end
+        return ended_early(state)  # the run's own end, or one for a run closed or cancelled
 
     async def _read_events(self, seen: _Seen) -> None:
         """Read the events to their end, or to an ``Error``: then close the stream and raise
@@ -198,12 +220,17 @@ class AgentStream:
             raise failure
 
     async def aclose(self) -> None:
-        """Stop the run; the context is left valid (interrupted calls get error results). A
-        stream made from events closes the iterator it was given (if it has ``aclose``)."""
+        """Stop the run; the context is left valid (interrupted calls get error results) and the
+        run has ended (``cancelled``, unless it had ended by itself). A stream made from events
+        closes the iterator it was given (if it has ``aclose``)."""
         await self._events.aclose()
-        if self._source is not None:  # also when iteration never began (no ``finally`` ran)
-            self._state.done = True
-            await _close(self._source)
+        state = self._state
+        if isinstance(state, _Seen):  # also when iteration never began (no ``finally`` ran)
+            state.done = True
+            if self._source is not None:
+                await _close(self._source)
+        else:
+            ended_early(state)
 
     async def __aenter__(self) -> AgentStream:
         return self
