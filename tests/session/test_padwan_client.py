@@ -4,7 +4,6 @@ padwan's ``LLMClient`` and the fakes people test with), resuming unknown session
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -198,9 +197,9 @@ async def test_malformed_arguments_reach_the_model_as_an_error_result() -> None:
     assert seen == []
     (result,) = session.messages[2].tool_results
     assert result.is_error
-    assert result.text.startswith("Error: Invalid JSON in tool arguments")
+    assert json.loads(result.text)["error"].startswith("arguments are not valid JSON")
     sent_back = client.sent[1][0][-1]
-    assert sent_back["role"] == "tool" and "Invalid JSON" in sent_back["content"]
+    assert sent_back["role"] == "tool" and "not valid JSON" in sent_back["content"]
 
 
 async def test_usage_reaches_last_and_total_usage() -> None:
@@ -438,23 +437,25 @@ async def test_loading_an_id_a_tether_store_does_not_know_starts_fresh_under_it(
 
 
 def test_load_refuses_both_model_and_client() -> None:
-    with pytest.raises(ValueError, match="not both"):
+    with pytest.raises(ValueError, match="exactly one of model= or client="):
         AgentSession.load(model="local", client=FakeClient(), store=DictStore())
 
 
 # -- ConversationState -----------------------------------------------------------------------------
 
 
-async def test_state_holds_the_system_prompt_and_messages() -> None:
-    session = AgentSession(client=FakeClient(Turn(["hi"])), system="Be brief.")
-    assert session.state == ConversationState("Be brief.", ())
+async def test_state_holds_the_system_prompt_messages_and_usage_as_a_copy() -> None:
+    session = AgentSession(client=FakeClient(Turn(["hi"], usage=usage_token(3, 2))), system="B.")
+    assert session.state == ConversationState("B.", [])
     await session.send("hello")
     state = session.state
-    assert state.system == "Be brief."
-    assert state.messages == tuple(session.messages)
+    assert state.system == "B."
+    assert state.messages == session.messages
     assert [m.text for m in state.messages] == ["hello", "hi"]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        state.system = "other"  # type: ignore[misc]
+    assert state.total_usage == state.last_usage == {"total": 5, "input": 3, "output": 2}
+    state.system = "other"
+    state.add_assistant_message("not the session's")
+    assert session.state.system == "B." and len(session.messages) == 2
 
 
 async def test_state_of_a_loaded_session_is_the_snapshot() -> None:

@@ -219,14 +219,15 @@ async def test_a_collision_that_appears_mid_session_prefixes_for_the_rest_of_it(
     assert model.requests[2].tool_names == ["alpha__search", "beta__other"]  # names stay put
 
 
-async def test_a_prefixed_name_that_is_a_local_tools_name_leaves_the_server_tool_out(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_a_prefixed_name_that_is_a_local_tools_name_is_refused_on_entering() -> None:
+    """padwan-ai raises on a name still taken after prefixing; so does the session, naming it
+    (and having entered nothing it leaves open)."""
     log: list[str] = []
     mine = [McpTool("search", "", SCHEMA, lambda a: "s"), McpTool("alpha__x", "", SCHEMA, str)]
     alpha = FakeServer("alpha", log, [named("search", "A"), named("x", "A")])
     model = ScriptedTransport([Reply("ok")])
-    async with AgentSession(model, mcp_tools=[*mine, alpha]) as session:
-        await session.send("go")
-    assert model.requests[0].tool_names == ["search", "alpha__x", "alpha__search"]
-    assert "alpha__x" in caplog.text and "left out" in caplog.text
+    with pytest.raises(ValueError, match="Duplicate tool name 'alpha__x'"):
+        async with AgentSession(model, mcp_tools=[*mine, alpha]):
+            pytest.fail("entered with two tools named alpha__x")
+    assert model.call_count == 0
+    assert log[-1] == "exit alpha"

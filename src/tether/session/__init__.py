@@ -5,6 +5,7 @@ from __future__ import annotations
 from .agent_session import AgentSession, OutputValidationError, ToolErrorFormatter
 from .chat import ChatClient, ChatClientTransport
 from .hooks import DENIED, ApproveTool, OnTool, ToolCallContext
+from .results import result_text
 from .snapshot import ConversationSnapshot, ConversationStore, SnapshotError
 from .state import ConversationState
 
@@ -22,4 +23,5 @@ __all__ = [
     "SnapshotError",
     "ToolCallContext",
     "ToolErrorFormatter",
+    "result_text",
 ]

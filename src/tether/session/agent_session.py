@@ -36,8 +36,9 @@ from ..types import ZERO_USAGE, Usage
 from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
 from .parts import UserInput, user_message
+from .replies import PadwanCalls, PadwanReplies, limit_text, raised_text
 from .snapshot import ConversationStore, read_snapshot, read_usage, snapshot_of
-from .state import ConversationState
+from .state import ConversationState, usage_dict
 from .tools import SessionTools
 
 __all__ = ["AgentSession", "OutputValidationError", "ToolErrorFormatter"]
@@ -62,6 +63,10 @@ class AgentSession:
     person across processes: ``send`` raises ``RunPaused``, ``resume`` goes on (``approve_tool``
     is the in-process form, asked while the run waits). ``compaction`` (``tether.Compaction``)
     summarises the older part of a long conversation; the summary is stored with the session.
+
+    In padwan-ai's words, as its users' code reads them: an empty reply is ``(no response)``;
+    an unknown tool, arguments that are not JSON, a handler that raised (without
+    ``on_tool_error``) and a denied call answer the model ``{"error": ...}``.
     """
 
     def __init__(
@@ -133,8 +138,15 @@ class AgentSession:
             max_iterations=_UNBOUNDED if max_tool_rounds is None else max_tool_rounds,
             execution=execution,
             max_tool_result_chars=max_tool_result_chars,
-            format_tool_error=None if on_tool_error is None else self._error_text(on_tool_error),
-            middleware=[self._in_flight] if self._hooks is None else [self._hooks, self._in_flight],
+            format_tool_error=raised_text
+            if on_tool_error is None
+            else self._error_text(on_tool_error),
+            middleware=[
+                PadwanReplies(),
+                *([] if self._hooks is None else [self._hooks]),
+                PadwanCalls(),
+                self._in_flight,
+            ],
             start_tools_early=start_tools_early,
             output_retries=output_retries,
             limits=limits,
@@ -154,16 +166,14 @@ class AgentSession:
         client: CompletionTransport | ChatClient | str | None = None,
         **options: Any,
     ) -> AgentSession:
-        """A session resumed from ``store`` (its system prompt and whole history; a snapshot
-        padwan-ai saved is read too, its ``total_usage`` restored); without a
-        ``session_id``, or with one the store does not know (its ``load`` raises ``KeyError``,
-        another ``LookupError`` or ``FileNotFoundError``), a fresh session under that id, wired
-        to ``store``. Any other error of the store's propagates."""
-        if model is not None and client is not None:
-            raise ValueError("AgentSession.load takes model= or client=, not both")
+        """A session resumed from ``store`` (its system prompt, which wins over ``system=``, and
+        whole history; a snapshot padwan-ai saved is read too, its ``total_usage`` restored);
+        without a ``session_id``, or with one the store does not know (its ``load`` raises
+        ``KeyError``, another ``LookupError`` or ``FileNotFoundError``), a fresh session under
+        that id, wired to ``store``. Any other error of the store's propagates."""
         given = client if client is not None else model
-        if given is None:
-            raise TypeError("AgentSession.load takes exactly one of model= or client=")
+        if given is None or (model is not None and client is not None):
+            raise ValueError("AgentSession.load takes exactly one of model= or client=")
         session = cls(given, store=store, session_id=session_id, **options)
         if (
             session_id is not None
@@ -193,7 +203,7 @@ class AgentSession:
         usage = read_usage(data, self.session_id)  # padwan-ai's snapshots keep a total
         if usage is not None:
             self.total_usage = usage
-        if system is not None and self.system is None:
+        if system is not None:  # the snapshot's prompt is the conversation's, as in padwan-ai
             self.system = system
             self._agent.system = system
         self._messages = messages
@@ -251,8 +261,11 @@ class AgentSession:
 
     @property
     def state(self) -> ConversationState:
-        """The system prompt and the whole conversation, as one frozen value."""
-        return ConversationState(self.system, tuple(self._messages))
+        """The system prompt, the whole conversation and its usage, as a copy."""
+        last = None if self.last_usage == ZERO_USAGE else usage_dict(self.last_usage)
+        return ConversationState(
+            self.system, list(self._messages), usage_dict(self.total_usage), last
+        )
 
     @overload
     async def send(self, user_input: UserInput, *, output: None = None) -> str: ...
@@ -350,7 +363,7 @@ class AgentSession:
     ) -> AsyncGenerator[StreamEvent | str, None]:
         """One run's events (a typed run's value kept in ``_output``); the round-limit message
         comes as a plain string."""
-        if self._tools.servers and self._exits is None:
+        if self._exits is None and self._tools.unopened:
             raise RuntimeError("enter the session first: `async with AgentSession(...) as s`")
         if self._pending is not None or not self._opened or self._stale:
             await self._open_store()
@@ -408,10 +421,7 @@ class AgentSession:
                 self._hooks.ask_early(tool, block)
 
     def _limit_text(self) -> str:
-        return (
-            f"[Stopped: the model was still calling tools after {self.max_tool_rounds} "
-            "rounds (max_tool_rounds). Send another message to let it go on.]"
-        )
+        return limit_text(self.max_tool_rounds)
 
     def _error_text(self, format_error: ToolErrorFormatter) -> Callable[..., str]:
         def text(name: str, args: Mapping[str, Any], exc: BaseException) -> str:

@@ -13,6 +13,7 @@ from ..interrupt import Interrupt
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..middleware import Middleware, ToolHandler, ToolRequest
 from ..tools.tool import Tool
+from .replies import error_json
 
 __all__ = [
     "CANCELLED",
@@ -24,8 +25,8 @@ __all__ = [
     "ToolHooks",
 ]
 
-DENIED = "Tool call denied."
-CANCELLED = "Tool call cancelled."
+DENIED = error_json("Tool call denied.")  # padwan's form of an error result
+CANCELLED = error_json("Tool call cancelled.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,8 @@ ApproveTool: TypeAlias = Callable[[Tool, Mapping[str, Any]], bool | Awaitable[bo
 
 
 class ToolHooks(Middleware):
-    """``on_tool`` around the call, then ``approve_tool`` (a refusal: "Tool call denied.")."""
+    """``on_tool`` around the call, then ``approve_tool`` (a refusal: ``DENIED``; a call whose
+    arguments are not JSON is never asked about)."""
 
     __slots__ = ("approve", "asked", "on_tool")
 
@@ -55,7 +57,7 @@ class ToolHooks(Middleware):
     def ask_early(self, tool: Tool, block: ToolUseBlock) -> None:
         """Ask ``approve_tool`` about a call whose arguments are complete, while the model still
         answers; the call's dispatch then takes the answer (if its arguments are the same)."""
-        if self.approve is not None and block.id not in self.asked:
+        if self.approve is not None and block.id not in self.asked and block.parse_error is None:
             question = asyncio.ensure_future(self._ask(tool, block.input))
             self.asked[block.id] = (block.name, block.input, question)
 
@@ -81,7 +83,7 @@ class ToolHooks(Middleware):
         )
 
     async def _approved(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
-        if self.approve is not None and call.tool is not None:
+        if self.approve is not None and call.tool is not None and call.block.parse_error is None:
             early = self.asked.pop(call.id, None)
             if early is not None and early[:2] == (call.name, call.input):
                 approved = await early[2]
@@ -103,7 +105,7 @@ class ToolHooks(Middleware):
 
 class InFlight(Middleware):
     """The tool calls running now, each cancellable on its own: a cancelled call answers
-    "Tool call cancelled." and the turn goes on (an MCP server is told to stop the call)."""
+    ``CANCELLED`` and the turn goes on (an MCP server is told to stop the call)."""
 
     __slots__ = ("calls",)
 

@@ -1,6 +1,7 @@
 """The session's tools as one ``ToolSource``: the user's ``mcp_tools`` list, read again each round
 (so a tool or a server appended mid-session is picked up; a server is entered first), local
-tools first, then every server's in the list's order, names made unique when sources collide."""
+tools first, then every server's in the list's order, names made unique when sources collide.
+A server is any object that behaves as padwan-ai's transports do (``tether``'s or not)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from ..mcp.names import fitted
-from ..mcp.prefix import prefix_of
 from ..mcp.tool import McpTool
 from ..tools.tool import Tool
+from .prefixes import derived_prefix, named_by_itself
 
 __all__ = ["SessionTools", "is_server"]
 
@@ -25,18 +26,30 @@ OnConnect = Callable[[Any], Any]
 
 
 def is_server(item: Any) -> bool:
-    """Whether ``item`` is an MCP server transport (``McpStdio``, ``McpStreamable``, or one like
-    them): entered with ``async with``, pinged, and listed."""
-    return all(hasattr(item, name) for name in ("__aenter__", "__aexit__", "ping", "list_tools"))
+    """Whether ``item`` is an MCP server transport (``McpStdio``, ``McpStreamable``, or any
+    object that behaves as padwan-ai's transports): entered with ``async with``, pinged, and
+    listed (``list_tools()``, else its ``tools``: a list of ``McpTool``s)."""
+    if not all(hasattr(item, name) for name in ("__aenter__", "__aexit__", "ping")):
+        return False
+    return hasattr(item, "list_tools") or hasattr(item, "tools")
+
+
+def _duplicate(name: str, prefixed: bool) -> ValueError:
+    where = " after prefixing the colliding servers" if prefixed else ""
+    return ValueError(
+        f"Duplicate tool name {name!r} in mcp_tools{where}: give each server a name_prefix= "
+        "of its own, or rename a local tool, so that every tool has a name of its own"
+    )
 
 
 class SessionTools:
     """The tools of ``items`` (``McpTool``, ``Tool`` and server transports; a list is kept as
     the user's own, not copied). When a server's tool has a name another source offers too,
-    every tool of that server is offered as ``prefix__name`` from then on; its prefix is the
-    server's own (``prefix``), numbered ``-2``, ``-3``... when two servers share one. Local
-    tools keep their names, and so does a server with a ``name_prefix`` (its tools are named
-    by it already, as padwan-ai's are: a name still taken is left out, never prefixed twice)."""
+    every tool of that server is offered as ``prefix__name`` from then on; its prefix is
+    ``derived_prefix``'s, numbered ``-2``, ``-3``... when two servers share one. Local tools
+    keep their names, and so does a server with a ``name_prefix`` (its tools are named by it
+    already, as padwan-ai's are) or with ``auto_prefix=False``. A name still taken then is a
+    ``ValueError`` naming it, on entering the session or at the round that lists it."""
 
     def __init__(self, items: Sequence[Any]) -> None:
         self.items: Sequence[Any] = items if isinstance(items, list) else tuple(items)
@@ -48,8 +61,8 @@ class SessionTools:
         self._known: dict[int, Any] = {}  # the servers of _prefixes, held so ids stay theirs
         self._prefixed: set[int] = set()  # servers whose tools carry their prefix
         self._made: dict[int, tuple[McpTool, Tool]] = {}  # each McpTool as the loop runs it
+        self._served: dict[int, tuple[McpTool, Tool]] = {}  # ... those of servers' ``tools``
         self._renamed: dict[int, tuple[Tool, Tool]] = {}  # each prefixed tool, by its original
-        self._left_out: set[str] = set()  # names already warned about
         self._by_name: dict[str, Tool] = {}
         self._local()  # bad items are refused now, not at the first round
 
@@ -58,14 +71,21 @@ class SessionTools:
         """The servers in the list now."""
         return [item for item in self.items if is_server(item)]
 
+    @property
+    def unopened(self) -> list[Any]:
+        """The servers in the list that the session would have to open (and so enter first)."""
+        return [s for s in self.servers if id(s) not in self._entered and not _open(s)]
+
     async def enter(self, exits: AsyncExitStack, on_connect: OnConnect | None) -> None:
         """Connect the servers of the list, in order: each entered into ``exits`` (so it
         closes with it; one already open is left to its owner), pinged, then reported to
-        ``on_connect``. A server appended later is connected so at the next round."""
+        ``on_connect``; then list every tool once, so that a name left taken is refused now.
+        A server appended later is connected so at the next round."""
         self._exits, self._on_connect = exits, on_connect
         exits.callback(self._left)
         for server in self.servers:
             await self._connect(server)
+        await self.list_tools()
 
     def _left(self) -> None:
         self._exits = None
@@ -76,13 +96,16 @@ class SessionTools:
         key = id(server)
         if key in self._ready:
             return
-        if key not in self._entered:
-            if self._exits is None:
+        if self._exits is None:  # the session is not entered: a server open already is used
+            if not _open(server):
                 raise RuntimeError(
                     f"{server!r} is a server: enter the session first "
                     "(`async with AgentSession(...) as s`)"
                 )
-            if not getattr(server, "is_open", False):
+            self._name(server)
+            return
+        if key not in self._entered:
+            if not _open(server):
                 await self._exits.enter_async_context(server)
             self._entered[key] = server
         await server.ping()
@@ -91,8 +114,15 @@ class SessionTools:
             if inspect.isawaitable(done):
                 await done
         self._ready[key] = server
-        if key not in self._prefixes:
-            self._prefixes[key] = self._unique(prefix_of(str(getattr(server, "prefix", "mcp"))))
+        self._name(server)
+
+    def _name(self, server: Any) -> None:
+        """Give ``server`` its prefix in this session, once (None: never prefixed)."""
+        key = id(server)
+        if key not in self._known:
+            derived = derived_prefix(server)
+            if derived is not None:
+                self._prefixes[key] = self._unique(derived)
             self._known[key] = server
 
     def _unique(self, prefix: str) -> str:
@@ -106,20 +136,42 @@ class SessionTools:
     async def list_tools(self) -> list[Tool]:
         local = self._local()
         listings: list[tuple[int, list[Tool]]] = []
+        served: dict[int, tuple[McpTool, Tool]] = {}
         for server in self.servers:
             await self._connect(server)
             try:
-                listed = server.list_tools()
-                if inspect.isawaitable(listed):
-                    listed = await listed
+                listed = await self._listed(server, served)
             except Exception as exc:  # a server that cannot list now: the others still can
-                log.warning(
-                    "the tools of %s are left out this round: %s", self._prefixes[id(server)], exc
-                )
+                shown = getattr(server, "label", None) or self._prefixes.get(id(server), "")
+                log.warning("the tools of %s are left out this round: %s", shown, exc)
                 continue
-            listings.append((id(server), list(listed)))
+            listings.append((id(server), listed))
+        self._served = served
         tools = self._named(local, listings)
         self._by_name = {t.name: t for t in tools}
+        return tools
+
+    async def _listed(self, server: Any, served: dict[int, tuple[McpTool, Tool]]) -> list[Tool]:
+        """``server``'s tools now: its ``list_tools()``, else its ``tools`` (padwan's kind of
+        transport: ``McpTool``s, each made once into the tool the loop runs)."""
+        lister = getattr(server, "list_tools", None)
+        if callable(lister):
+            listed = lister()
+            if inspect.isawaitable(listed):
+                listed = await listed
+            return list(listed)
+        tools: list[Tool] = []
+        for item in list(server.tools):
+            if isinstance(item, Tool):
+                tools.append(item)
+                continue
+            if not isinstance(item, McpTool):
+                raise TypeError(f"a server's tools must be McpTool definitions, got {item!r}")
+            kept = self._served.get(id(item))
+            served[id(item)] = (
+                kept if kept is not None and kept[0] is item else (item, item.as_tool())
+            )
+            tools.append(served[id(item)][1])
         return tools
 
     def _local(self) -> list[Tool]:
@@ -138,54 +190,55 @@ class SessionTools:
                     f"mcp_tools takes McpTool, Tool, McpStdio and McpStreamable items, got {item!r}"
                 )
         self._made = made
-        names = Counter(t.name for t in tools)
-        repeated = sorted(n for n, count in names.items() if count > 1)
-        if repeated:
-            raise ValueError(f"two tools of the session share the name(s) {', '.join(repeated)}")
         return tools
 
     def _named(self, local: list[Tool], listings: list[tuple[int, list[Tool]]]) -> list[Tool]:
-        """Local tools, then each server's, the servers whose names collide prefixed."""
+        """Local tools, then each server's, the servers whose names collide prefixed; a name
+        still taken after that is a ``ValueError``."""
         while True:  # prefixing one server may make its names collide with another's
             names = Counter(t.name for t in local)
             for key, listed in listings:
-                names.update({self._name(key, t) for t in listed})
+                names.update(self._offered_name(key, t) for t in listed)
             colliding = {
                 key
                 for key, listed in listings
                 if key not in self._prefixed
-                and not self._named_by_itself(key)
+                and self._prefixable(key)
                 and any(names[t.name] > 1 for t in listed)
             }
             if not colliding:
                 break
             self._prefixed |= colliding
         tools = list(local)
-        taken = {t.name for t in tools}
+        taken: set[str] = set()
+        for tool in tools:
+            if tool.name in taken:
+                raise _duplicate(tool.name, prefixed=False)
+            taken.add(tool.name)
         renamed: dict[int, tuple[Tool, Tool]] = {}
         for key, listed in listings:
             for tool in listed:
                 offered = self._offered(key, tool, renamed)
                 if offered.name in taken:
-                    self._leave_out(offered.name)
-                    continue
+                    raise _duplicate(offered.name, prefixed=bool(self._prefixed))
                 taken.add(offered.name)
                 tools.append(offered)
         self._renamed = renamed
         return tools
 
-    def _named_by_itself(self, key: int) -> bool:
-        """Whether the server names its own tools (``name_prefix``, as padwan-ai's)."""
-        return getattr(self._known.get(key), "name_prefix", None) is not None
+    def _prefixable(self, key: int) -> bool:
+        """Whether the session may prefix the server's tools: not when it names them itself
+        (``name_prefix``, as padwan-ai's) or asks never to be (``auto_prefix=False``)."""
+        return key in self._prefixes and not named_by_itself(self._known.get(key))
 
-    def _name(self, key: int, tool: Tool) -> str:
+    def _offered_name(self, key: int, tool: Tool) -> str:
         if key not in self._prefixed:
             return tool.name
         return fitted(f"{self._prefixes[key]}__{tool.name}")
 
     def _offered(self, key: int, tool: Tool, renamed: dict[int, tuple[Tool, Tool]]) -> Tool:
         """``tool`` under its name in the session (the same copy each round it is unchanged)."""
-        name = self._name(key, tool)
+        name = self._offered_name(key, tool)
         if name == tool.name:
             return tool
         kept = self._renamed.get(id(tool))
@@ -194,13 +247,6 @@ class SessionTools:
         renamed[id(tool)] = kept
         return kept[1]
 
-    def _leave_out(self, name: str) -> None:
-        if name not in self._left_out:
-            self._left_out.add(name)
-            log.warning(
-                "a server's tool %r is left out: another tool of the session has that name", name
-            )
-
     def named(self, name: str) -> Tool:
         """The tool offered under ``name`` in the latest listing."""
         return self._by_name[name]
@@ -208,3 +254,8 @@ class SessionTools:
     def offered(self, name: str) -> Tool | None:
         """The tool offered under ``name`` in the latest listing, if any."""
         return self._by_name.get(name)
+
+
+def _open(server: Any) -> bool:
+    """Whether ``server`` is open already (its owner entered it)."""
+    return getattr(server, "is_open", False) is True
