@@ -7,9 +7,11 @@ goes to an endpoint written in the file (refused before any request, the key in 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import pickle
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from prompty_chat_server import ChatServer, chat_server
 from tether import prompty
 from tether.prompty import CredentialEndpointError, LoadError
 from tether.prompty.execution.wire import transport_for
+from tether.prompty.tracing.tracer import Tracer
 from tether.transports.openai_chat import OpenAIChatTransport
 
 KEY = "sk-e2e-0123456789abcdefghijklmnop"
@@ -32,6 +35,22 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatServer]:
         monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", running.url)
         monkeypatch.delenv("PROMPTY_E2E_MODEL", raising=False)
         yield running
+
+
+@pytest.fixture
+def traced() -> Iterator[list[Any]]:
+    """Every value the Prompty tracer is given while the test runs."""
+    values: list[Any] = []
+
+    @contextmanager
+    def recording(name: str) -> Iterator[Any]:
+        yield lambda key, value: values.append((name, key, value))
+
+    Tracer.add("recording", recording)
+    try:
+        yield values
+    finally:
+        Tracer.remove("recording")
 
 
 def _file(tmp_path: Path, connection: str, model_id: str = "gpt-4o-mini") -> Path:
@@ -58,11 +77,16 @@ def _sent_with_the_key(server: ChatServer) -> dict[str, Any]:
     return request
 
 
-def test_endpoint_and_key_from_the_environment(server: ChatServer, tmp_path: Path) -> None:
+def test_endpoint_and_key_from_the_environment(
+    server: ChatServer, tmp_path: Path, traced: list[Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     agent = prompty.load(_file(tmp_path, FROM_ENV))
     assert prompty.invoke(agent, QUESTION) == "Sunny in Paris."
     request = _sent_with_the_key(server)
     assert request["body"]["model"] == "gpt-4o-mini"
+    assert traced and KEY not in json.dumps(traced, default=repr)
+    assert KEY not in caplog.text
 
 
 def test_a_key_from_the_environment_goes_to_the_providers_default_host(
@@ -90,7 +114,7 @@ def test_a_variable_with_a_default(
 
 
 def test_a_key_from_the_environment_never_goes_to_an_endpoint_written_in_the_file(
-    server: ChatServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    server: ChatServer, tmp_path: Path, caplog: pytest.LogCaptureFixture, traced: list[Any]
 ) -> None:
     caplog.set_level(logging.DEBUG)
     written = f"    kind: key\n    endpoint: {server.url}\n    apiKey: ${{env:OPENAI_API_KEY}}\n"
@@ -108,7 +132,7 @@ def test_a_key_from_the_environment_never_goes_to_an_endpoint_written_in_the_fil
     shown = [str(error), repr(error), repr(error.args), str(pickle.loads(pickle.dumps(error)))]
     assert all(KEY not in text for text in shown)
     assert "${env:OPENAI_API_KEY}" in str(error) and "127.0.0.1" in str(error)
-    assert KEY not in caplog.text
+    assert KEY not in caplog.text and KEY not in json.dumps(traced, default=repr)
     # The same endpoint given by the application's own code is trusted.
     assert agent.model is not None and agent.model.connection is not None
     given = dataclasses.replace(agent.model.connection, endpoint=server.url)

@@ -4,8 +4,10 @@ It follows the Prompty runtime specification, version 0.1.0-draft, as of the Pro
 conformance vectors were taken from (``tests/conformance/prompty/README.md``); a "§n" in this
 package, or a "Prompty §n" anywhere in tether, is a section of that version.
 
-- ``load(path, env=[...])`` → ``PromptAgent`` (a file reads only the environment variables
-  its caller names: ``EnvAccessError`` otherwise); ``prepare(agent, inputs)`` → messages;
+- ``load(path)`` → ``PromptAgent`` (``${env:}`` read as the spec says; ``env=[...]`` or
+  ``env=()`` for a file from elsewhere: ``EnvAccessError`` for any other variable; a credential
+  from the environment never goes to an endpoint the file writes: ``CredentialEndpointError``);
+  ``prepare(agent, inputs)`` → messages;
   ``run(agent, messages)`` one model call; ``invoke(path, inputs)`` load + prepare + run;
   ``turn(agent_or_path, inputs, tools=None, **options)`` a conversational round with the
   agent loop (§9, §13); each has an ``_async`` twin.
