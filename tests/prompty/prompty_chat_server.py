@@ -1,7 +1,7 @@
 """A real OpenAI-compatible chat completions server on 127.0.0.1 for the Prompty door's tests:
-it answers every request with one text reply (streamed when asked) and keeps what it was sent
-(path, Authorization header, body), so a test can tell whether a request went out and with
-which key."""
+it answers every POST with one text reply (streamed when asked) and every GET with a small JSON
+document (as an API an OpenAPI tool calls), and keeps what it was sent (path, Authorization
+header, body), so a test can tell whether a request went out and with which key."""
 
 from __future__ import annotations
 
@@ -45,6 +45,11 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 self._send("text/event-stream", _streamed(server.reply))
             else:
                 self._send("application/json", json.dumps(_completion(server.reply)).encode())
+
+        def do_GET(self) -> None:
+            seen = {"path": self.path, "authorization": self.headers.get("Authorization", "")}
+            server.seen.append({**seen, "body": None})
+            self._send("application/json", json.dumps({"items": ["umbrella"]}).encode())
 
         def _send(self, kind: str, data: bytes) -> None:
             self.send_response(200)

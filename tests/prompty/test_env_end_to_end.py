@@ -20,7 +20,9 @@ from prompty_chat_server import ChatServer, chat_server
 
 from tether import prompty
 from tether.prompty import CredentialEndpointError, LoadError
+from tether.prompty.execution.tools import engine_tools
 from tether.prompty.execution.wire import transport_for
+from tether.prompty.kinds.builtin import register_builtin_kinds
 from tether.prompty.tracing.tracer import Tracer
 from tether.transports.openai_chat import OpenAIChatTransport
 
@@ -145,3 +147,30 @@ def test_turn_on_a_path(server: ChatServer, tmp_path: Path) -> None:
     answer = prompty.turn(str(_file(tmp_path, FROM_ENV)), QUESTION)
     assert answer == "Sunny in Paris."
     _sent_with_the_key(server)
+
+
+ITEMS = """openapi: 3.0.3
+info: {title: items, version: '1'}
+servers: [{url: 'http://127.0.0.1:9/v1'}]
+paths:
+  /items:
+    get: {operationId: getItems}
+"""
+
+
+async def test_a_tool_key_from_the_environment_goes_to_a_tool_endpoint_from_the_environment(
+    server: ChatServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ITEMS_API", server.url)
+    (tmp_path / "items.yaml").write_text(ITEMS)
+    tool = (
+        "  - {name: getItems, kind: openapi, specification: items.yaml, connection: "
+        "{kind: key, endpoint: '${env:ITEMS_API}', apiKey: '${env:OPENAI_API_KEY}'}}\n"
+    )
+    path = tmp_path / "items.prompty"
+    path.write_text(f"---\nname: items\ntools:\n{tool}---\nuser:\nWhat is in stock?\n")
+    register_builtin_kinds()
+    (declared,) = engine_tools(prompty.load(path))
+    assert "umbrella" in await declared.handler()
+    (request,) = server.seen
+    assert request["path"] == "/v1/items" and request["authorization"] == f"Bearer {KEY}"
