@@ -6,7 +6,6 @@ stand-ins."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import pytest
@@ -157,18 +156,13 @@ async def test_only_the_server_without_a_name_prefix_gets_the_collision_prefix()
     assert [r.text for r in session.messages[2].tool_results] == ["D:a", "W:"]
 
 
-async def test_a_prefixed_name_still_taken_is_left_out_never_prefixed_twice(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+async def test_a_prefixed_name_still_taken_is_refused_never_prefixed_twice() -> None:
+    """As padwan-ai does: a name still taken with explicit prefixes raises on entering."""
     local = McpTool("docs__lookup", "", {"type": "object"}, lambda args: "local")
     docs = PrefixedServer("docs", [named("docs__lookup", "D"), named("docs__list", "D")], "docs")
     twin = PrefixedServer("docs", [named("docs__list", "T")], name_prefix="docs")
-    model = ScriptedTransport([Reply(tool_calls=[Call("docs__lookup", {})]), Reply("done")])
-    with caplog.at_level(logging.WARNING, logger="tether.session"):
-        async with AgentSession(model, mcp_tools=[local, docs, twin]) as session:
-            assert await session.send("go") == "done"
-    assert model.requests[0].tool_names == ["docs__lookup", "docs__list"]
-    assert [r.text for r in session.messages[2].tool_results] == ["local"]
-    warned = [r.getMessage() for r in caplog.records]
-    assert any("'docs__lookup' is left out" in w for w in warned)
-    assert any("'docs__list' is left out" in w for w in warned)
+    model = ScriptedTransport([Reply("done")])
+    with pytest.raises(ValueError, match="Duplicate tool name 'docs__lookup'"):
+        async with AgentSession(model, mcp_tools=[local, docs, twin]):
+            pytest.fail("entered with two tools named docs__lookup")
+    assert model.call_count == 0

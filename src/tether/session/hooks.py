@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 DENIED = error_json("Tool call denied.")  # padwan's form of an error result
-CANCELLED = error_json("Tool call cancelled.")
+CANCELLED = "Tool call cancelled."
 
 
 @dataclass(frozen=True, slots=True)
