@@ -28,24 +28,62 @@ PREFIX = re.compile(r"[A-Za-z0-9_-]+")
         (
             "npx",
             ["-y", "@modelcontextprotocol/server-everything@2025.1.0", "stdio"],
-            "server-everything",
+            "server_everything",
         ),
-        ("uvx", ["mcp-server-time==0.6.2", "--local-timezone", "UTC"], "mcp-server-time"),
-        ("uvx", ["--from", "weather-pkg", "weather-mcp"], "weather-mcp"),
+        ("npx", ["-y", "@modelcontextprotocol/server-everything"], "server_everything"),
+        ("npx", ["@modelcontextprotocol/server-filesystem", "/path"], "server_filesystem"),
+        ("uvx", ["mcp-server-time==0.6.2", "--local-timezone", "UTC"], "mcp_server_time"),
+        ("uvx", ["--from", "weather-pkg", "weather-mcp"], "weather_mcp"),
         ("python3", ["-m", "mcp_server_time"], "mcp_server_time"),
+        ("python", ["my-server.py"], "my_server"),
+        ("python", ["main.py"], "main"),
+        ("/usr/bin/python", ["server.py"], "server"),
         ("python", ["-u", "/srv/tools/files.py"], "files"),
-        ("node", ["/opt/server-everything/dist/index.js", "stdio"], "server-everything"),
-        ("uv", ["run", "my-server"], "my-server"),
-        ("/usr/local/bin/mcp-server-time", [], "mcp-server-time"),
+        ("node", ["index.js"], "index"),
+        ("node", ["/abs/path/to/server-foo.mjs"], "server_foo"),
+        ("node", ["/opt/server-everything/dist/index.js", "stdio"], "server_everything"),
+        ("uv", ["run", "my-server"], "my_server"),
+        ("npx", [], "npx"),
+        ("/usr/local/bin/mcp-server-time", [], "mcp_server_time"),
         ("docs.server", ["--root", "."], "docs_server"),
         ("python3", ["-c", "import server; server.main()"], "python3"),
         ("docker", ["run", "-i", "--rm", "-e", "KEY=v", "mcp/time"], "time"),
     ],
 )
-def test_a_stdio_servers_prefix_is_the_package_or_script_it_runs(
+def test_a_stdio_servers_auto_prefix_is_the_package_or_script_it_runs(
     command: str, args: list[str], prefix: str
 ) -> None:
-    assert McpStdio(command, args).prefix == prefix
+    """padwan-ai's rule: the script or package, not the launcher (``npx``, ``python``), its
+    directories, npm scope, version and ``.py``/``.js``/``.mjs`` gone, every run of characters
+    other than letters, digits and ``_`` one ``_``."""
+    server = McpStdio(command, args)
+    assert server.auto_prefix == prefix
+    assert server.prefix == prefix  # the name it goes by, without a name of its own
+    assert re.fullmatch(r"[A-Za-z0-9_]+", server.auto_prefix)
+
+
+def test_auto_prefix_is_the_given_name_and_ignores_name_prefix() -> None:
+    assert McpStdio("npx", ["-y", "pkg"], name="my tools!").auto_prefix == "my_tools"
+    assert McpStdio("npx", ["-y", "pkg"], name="weather-v2").auto_prefix == "weather-v2"
+    pinned = McpStdio("npx", ["-y", "@scope/server-x"], name_prefix="x")
+    assert (pinned.auto_prefix, pinned.name_prefix) == ("server_x", "x")
+    http = McpStreamable("https://tools.example.com/mcp", name_prefix="t")
+    assert http.auto_prefix == "tools_example_com"
+    assert McpStreamable("https://tools.example.com/mcp", name="w").auto_prefix == "w"
+
+
+@pytest.mark.parametrize(
+    ("url", "prefix"),
+    [
+        ("https://mcp.data.gouv.fr/mcp", "mcp_data_gouv_fr"),
+        ("http://localhost:8080/mcp", "localhost"),
+        ("https://api.weather.example.com/v1/mcp?key=abc", "api_weather_example_com"),
+        ("https://my-tools.example.com/mcp", "my_tools_example_com"),
+        ("http://127.0.0.1:9000/mcp", "127_0_0_1"),
+    ],
+)
+def test_an_http_servers_auto_prefix_is_its_host(url: str, prefix: str) -> None:
+    assert McpStreamable(url).auto_prefix == prefix
 
 
 def test_a_given_name_is_the_prefix_in_allowed_characters() -> None:
@@ -103,9 +141,10 @@ async def test_tools_are_refreshed_in_place_when_the_server_says_they_changed(
 
 async def test_an_http_server_is_named_by_what_it_calls_itself(changing_http: str) -> None:
     server = McpStreamable(changing_http)
-    assert server.prefix == "127_0_0_1"
+    assert server.prefix == server.auto_prefix == "127_0_0_1"
     async with server:
         assert server.prefix == "changing"
+        assert server.auto_prefix == "127_0_0_1"  # padwan-ai's: the host, whatever it says
         assert "slow" in [t.name for t in server.tools]
         assert server.label == changing_http
 
@@ -118,8 +157,8 @@ async def test_two_servers_running_one_command_get_their_own_prefixes(time_serve
         [
             Reply(
                 tool_calls=[
-                    Call("mcp-server-time__get_current_time", {"timezone": "Asia/Tokyo"}),
-                    Call("mcp-server-time-2__get_current_time", {"timezone": "Europe/Paris"}),
+                    Call("mcp_server_time__get_current_time", {"timezone": "Asia/Tokyo"}),
+                    Call("mcp_server_time-2__get_current_time", {"timezone": "Europe/Paris"}),
                 ]
             ),
             Reply("done"),
@@ -129,10 +168,10 @@ async def test_two_servers_running_one_command_get_their_own_prefixes(time_serve
     async with AgentSession(model, mcp_tools=[first, second]) as session:
         assert await session.send("What time is it?") == "done"
     assert model.requests[0].tool_names == [
-        "mcp-server-time__get_current_time",
-        "mcp-server-time__convert_time",
-        "mcp-server-time-2__get_current_time",
-        "mcp-server-time-2__convert_time",
+        "mcp_server_time__get_current_time",
+        "mcp_server_time__convert_time",
+        "mcp_server_time-2__get_current_time",
+        "mcp_server_time-2__convert_time",
     ]
     tokyo, paris = session.messages[2].tool_results
     assert "Asia/Tokyo" in tokyo.text and "Europe/Paris" in paris.text
@@ -148,7 +187,7 @@ async def test_a_named_server_and_an_appended_one_both_get_prefixed(
         [
             Reply("first"),
             Reply(
-                tool_calls=[Call("echo", {}), Call("server-everything__echo", {"message": "hi"})]
+                tool_calls=[Call("echo", {}), Call("server_everything__echo", {"message": "hi"})]
             ),
             Reply("second"),
         ]
@@ -160,7 +199,7 @@ async def test_a_named_server_and_an_appended_one_both_get_prefixed(
     assert model.requests[0].tool_names == ["echo", "get_current_time", "convert_time"]
     names = model.requests[1].tool_names
     assert names[:3] == ["echo", "get_current_time", "convert_time"]
-    assert "server-everything__echo" in names and all(PREFIX.fullmatch(n) for n in names)
+    assert "server_everything__echo" in names and all(PREFIX.fullmatch(n) for n in names)
     local_echo, remote_echo = session.messages[-2].tool_results
     assert (local_echo.text, remote_echo.text) == ("local echo", "Echo: hi")
 

@@ -1,18 +1,29 @@
 """The prefix a server's tools get when their names collide with another source's: made only of
 the characters every provider takes in a tool name (letters, digits, ``_`` and ``-``), from the
-name the server is given, the name it gives itself, or the package or script its command runs
-(``npx -y @scope/server-x@1.2`` is ``server-x``, not ``npx``)."""
+name the server is given or the name it gives itself. Derived, as padwan-ai's ``auto_prefix``
+is, it has letters, digits and ``_`` only: from the package or script its command runs
+(``npx -y @scope/server-x@1.2`` is ``server_x``, not ``npx``) or its URL's host
+(``mcp.example.com`` is ``mcp_example_com``)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from pathlib import PurePath
+from urllib.parse import urlsplit
 
-__all__ = ["MAX_PREFIX", "checked_name_prefix", "command_prefix", "prefix_of"]
+__all__ = [
+    "MAX_PREFIX",
+    "checked_name_prefix",
+    "command_prefix",
+    "derived_prefix",
+    "host_prefix",
+    "prefix_of",
+]
 
 MAX_PREFIX = 32  # characters; the rest of a tool's 64 is left to the tool's own name
 _OTHER = re.compile(r"[^A-Za-z0-9_-]+")
+_NOT_WORD = re.compile(r"[^A-Za-z0-9_]+")  # padwan-ai's: a derived prefix has no ``-``
 _ALLOWED = re.compile(rf"[A-Za-z0-9_-]{{1,{MAX_PREFIX}}}")
 # Commands that run a package or a script named by an argument: that argument names the server.
 _LAUNCHERS = frozenset(
@@ -39,6 +50,19 @@ def prefix_of(text: str) -> str:
     return cleaned or "mcp"
 
 
+def derived_prefix(text: str) -> str:
+    """``text`` as a derived prefix (padwan-ai's rule): each run of characters other than
+    letters, digits and ``_`` one ``_``, trimmed of ``_`` and cut to ``MAX_PREFIX``; ``mcp``
+    when nothing is left."""
+    cleaned = _NOT_WORD.sub("_", text).strip("_")[:MAX_PREFIX].strip("_")
+    return cleaned or "mcp"
+
+
+def host_prefix(url: str) -> str:
+    """The derived prefix of an HTTP server: its URL's host."""
+    return derived_prefix(urlsplit(url).hostname or "")
+
+
 def checked_name_prefix(value: object) -> str | None:
     """``value`` as a server's ``name_prefix`` (padwan-ai's: every tool of that server is
     offered as ``{name_prefix}__{tool}``): None, or 1 to ``MAX_PREFIX`` letters, digits, ``_``
@@ -54,13 +78,14 @@ def checked_name_prefix(value: object) -> str | None:
 
 
 def command_prefix(command: str, args: Sequence[str]) -> str:
-    """The prefix of the server ``command args...`` runs: for a launcher (``npx``, ``uvx``,
-    ``node``, ``python``, ...) the package or script it is given, else the command's name."""
+    """The derived prefix of the server ``command args...`` runs: for a launcher (``npx``,
+    ``uvx``, ``node``, ``python``, ...) the package or script it is given, else the command's
+    name."""
     program = PurePath(command).name
     if program.lower().removesuffix(".exe") not in _LAUNCHERS and not _PYTHON.fullmatch(program):
-        return prefix_of(_SCRIPT.sub("", program))
+        return derived_prefix(_SCRIPT.sub("", program))
     target = _target(list(args))
-    return prefix_of(_package(target) if target else program)
+    return derived_prefix(_package(target) if target else program)
 
 
 def _target(args: list[str]) -> str | None:

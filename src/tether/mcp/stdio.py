@@ -21,9 +21,10 @@ class McpStdio(McpServer):
     ``PATH``, ``SHELL``, ``TERM``, ``USER``, ``LOGNAME``) plus ``env``; the last 64 KB of its
     stderr are kept so a failure can quote its last lines (with the values of ``env`` and what
     looks like a credential in ``args`` blanked); whatever it starts ends with the session.
-    Its ``prefix`` is ``name``, else ``name_prefix``, else the package or script a launcher
-    runs (``npx -y @scope/server-x@1`` is ``server-x``), else the command's name. With
-    ``name_prefix`` every tool is offered as ``{name_prefix}__{tool}``, as padwan-ai's is."""
+    Its ``auto_prefix`` is ``name``, else the package or script a launcher runs
+    (``npx -y @scope/server-x@1`` is ``server_x``), else the command's name; its ``prefix``
+    is ``name``, else ``name_prefix``, else that. With ``name_prefix`` every tool is offered
+    as ``{name_prefix}__{tool}``, as padwan-ai's is."""
 
     def __init__(
         self,
@@ -42,9 +43,16 @@ class McpStdio(McpServer):
             raise ValueError("McpStdio needs a command")
         if isinstance(args, str):
             raise TypeError("McpStdio args must be a list of strings, not one string")
+        derived = name if name is not None else command_prefix(command, args)
         given = name if name is not None else name_prefix
-        prefix = given if given is not None else command_prefix(command, args)
-        super().__init__(prefix, timeout, connect_timeout, list_timeout, name_prefix=name_prefix)
+        super().__init__(
+            given if given is not None else derived,
+            timeout,
+            connect_timeout,
+            list_timeout,
+            name_prefix=name_prefix,
+            auto_prefix=derived,
+        )
         self.command = command
         self.args = list(args)
         self.env = dict(env or {})

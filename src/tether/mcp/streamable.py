@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .limits import MAX_MESSAGE
-from .prefix import prefix_of
+from .prefix import host_prefix, prefix_of
 from .server import McpServer
 
 __all__ = ["McpStreamable"]
@@ -17,9 +17,10 @@ __all__ = ["McpStreamable"]
 
 class McpStreamable(McpServer):
     """The MCP server at ``url``; ``token`` is sent as a bearer token, ``headers`` as given.
-    Its ``prefix`` is ``name``, else ``name_prefix``, else the name the server gives itself on
-    connecting, else its host (``mcp.example.com`` is ``mcp_example_com``). With
-    ``name_prefix`` every tool is offered as ``{name_prefix}__{tool}``, as padwan-ai's is."""
+    Its ``auto_prefix`` is ``name``, else its host (``mcp.example.com`` is
+    ``mcp_example_com``); its ``prefix`` is ``name``, else ``name_prefix``, else the name the
+    server gives itself on connecting, else its host. With ``name_prefix`` every tool is
+    offered as ``{name_prefix}__{tool}``, as padwan-ai's is."""
 
     def __init__(
         self,
@@ -38,13 +39,15 @@ class McpStreamable(McpServer):
             raise ValueError(f"McpStreamable needs an http(s) URL, got {url!r}")
         if parts.username or parts.password:
             raise ValueError("McpStreamable: put credentials in token= or headers=, not the URL")
+        derived = name if name is not None else host_prefix(url)
         given = name if name is not None else name_prefix
         super().__init__(
-            given if given is not None else parts.hostname,
+            given if given is not None else derived,
             timeout,
             connect_timeout,
             list_timeout,
             name_prefix=name_prefix,
+            auto_prefix=derived,
         )
         self._named = given is not None
         self.url = url
