@@ -4,14 +4,15 @@ provider takes, and the server says what is wrong (``degraded``)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import other_tasks, texts
+from mcp_helpers import other_tasks, texts, until
 
-from tether import Agent, AgentSession, McpStdio, McpTool
+from tether import Agent, AgentSession, McpStdio, McpTool, Tool
 from tether.testing import Call, Reply, Request, ScriptedTransport
 
 pytestmark = pytest.mark.timeout(60)
@@ -23,6 +24,15 @@ PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # OpenAI's rule for function
 
 def local(name: str) -> McpTool:
     return McpTool(name, "A local tool.", {"type": "object"}, lambda args: f"local {name}")
+
+
+def plain(name: str) -> Tool:
+    """A local tool for an ``Agent``."""
+
+    async def handler() -> str:
+        return f"local {name}"
+
+    return Tool(name, handler)
 
 
 async def test_a_long_name_listed_twice_never_breaks_a_turn(
@@ -113,3 +123,52 @@ async def test_one_invalid_input_schema_leaves_the_other_tools_offered(
     assert server.degraded is not None
     assert all(name in server.degraded for name in ("broken", "stringly", "badly_typed"))
     assert texts(session.messages) == ['{"a": 1}']
+
+
+def listings(markers: Path) -> int:
+    """How many ``tools/list`` requests the hostile server has received."""
+    lists = markers / "lists"
+    return len(lists.read_text().splitlines()) if lists.exists() else 0
+
+
+async def test_a_listing_that_timed_out_never_slows_a_model_call_again(
+    hostile: tuple[list[str], Path],
+) -> None:
+    """Issue 35: four model calls using only a local tool took four listing timeouts. A server
+    whose listing timed out is degraded: later rounds offer its last known tools (none here)
+    at once, the listing is retried in the background, and its tools come back when it
+    answers."""
+    command, markers = hostile
+    (markers / "hold").write_text("tools/list is not answered while this file exists")
+    timeout = 4.0  # what the first listing costs; each later round must cost far less
+    loop = asyncio.get_running_loop()
+    asked: list[float] = []
+
+    def double_again(request: Request) -> Reply:
+        asked.append(loop.time())
+        return Reply(tool_calls=[Call("double", {})])
+
+    model = ScriptedTransport([double_again, double_again, double_again, Reply("done")])
+    server = McpStdio(
+        command[0], [*command[1:], "list-held"], name="hostile", timeout=timeout, list_timeout=60
+    )
+    agent = Agent("s", model, tools=[plain("double"), server])
+    async with server:  # its first listing times out: one timeout, once
+        assert server.degraded is not None and "timed out" in server.degraded
+        assert listings(markers) == 1
+        started = loop.time()
+        assert await agent.run("go") == "done"
+        took = loop.time() - started
+        assert took < timeout, f"4 model calls took {took:.1f} s"  # not 4 x 4 s
+        assert asked[-1] - asked[0] < timeout / 2  # rounds 2..4 did not wait
+        assert [r.tool_names for r in model.requests] == [["double"]] * 4
+        await until(lambda: listings(markers) == 2, "the listing retried in the background")
+        assert listings(markers) == 2  # one retry at a time, not one per round
+
+        (markers / "hold").unlink()  # the server recovers
+        await server.list_tools()  # a caller while degraded: answered at once
+        await until(lambda: server.degraded is None, "the server's tools read again")
+        again = ScriptedTransport([Reply(tool_calls=[Call("echo", {"a": 1})]), Reply("back")])
+        assert await Agent("s", again, tools=[plain("double"), server]).run("go") == "back"
+        assert again.requests[0].tool_names[:2] == ["double", "echo"]
+    assert other_tasks() == set()

@@ -1,7 +1,9 @@
 """``ToolCatalog``: a server's last good tool list, read again in the background when it may have
 changed. A caller waits for a new list only until ``budget`` seconds after its reading began;
-past that (or when reading failed) it gets the last good list, and the reason is kept, so a
-server that never answers ``tools/list`` delays a turn once, not every model call."""
+past that (or when reading failed) it gets the last good list, and the reason is kept. While
+that reason stands (the server is degraded) no caller waits at all: each gets the last good list
+at once and the list is read again in the background, one reading at a time, until one
+succeeds. So a server whose ``tools/list`` hangs or times out delays one model call, once."""
 
 from __future__ import annotations
 
@@ -58,16 +60,25 @@ class ToolCatalog:
         """The list may have changed: the next ``current()`` reads it again."""
         self._wanted += 1
 
+    def reset(self) -> None:
+        """A new connection (the server entered again): its list is read afresh, and waited
+        for as a new server's is; until then the last good list stands."""
+        self.failure, self.problems = None, ()
+        self.invalidate()
+
     def accept(self, listing: Listing) -> None:
         """Take ``listing``, read by the caller just now, as the current list."""
         self._take(listing, self._wanted)
 
     async def current(self) -> list[Tool]:
         """The list, read again first if it may have changed and the reading is done within
-        its budget; else the last good list (``failure`` says why)."""
+        its budget; else the last good list (``failure`` says why). While degraded (the last
+        reading failed or was late) it never waits: the reading is retried in the background."""
         if not self.stale:
             return self.tools
         task = self._start()
+        if self.failure is not None:
+            return self.tools
         left = self._began + self.budget - asyncio.get_running_loop().time()
         if left > 0:
             await asyncio.wait((task,), timeout=left)  # the reading goes on after a timeout

@@ -60,9 +60,10 @@ class McpServer:
     (re)connection, ``list_timeout`` how long a caller waits for a tool list being read again
     before it gets the last one. ``degraded`` says what is wrong with the tools offered, if
     anything. As padwan-ai's transports: ``tools`` (the current list as ``McpTool``
-    definitions, one list refreshed in place), ``is_open``, ``label`` and ``name_prefix``
+    definitions, one list refreshed in place), ``is_open``, ``label``, ``name_prefix``
     (when given, every tool is named ``{name_prefix}__{tool}``, colliding or not, and a session
-    never prefixes them again).
+    never prefixes them again) and ``auto_prefix`` (the prefix a session gives its tools when
+    a name collides and there is no ``name_prefix``).
     """
 
     def __init__(
@@ -73,11 +74,13 @@ class McpServer:
         list_timeout: float = 5.0,
         *,
         name_prefix: str | None = None,
+        auto_prefix: str | None = None,
     ) -> None:
         if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
         self.name_prefix = checked_name_prefix(name_prefix)
         self.prefix = prefix_of(prefix)
+        self._auto_prefix = prefix_of(auto_prefix if auto_prefix is not None else prefix)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.revision = 0  # moves whenever the tool list may have changed
@@ -113,12 +116,23 @@ class McpServer:
         with what looks like a credential left out."""
         raise NotImplementedError
 
+    @property
+    def auto_prefix(self) -> str:
+        """padwan-ai's fallback prefix: the one a session puts before this server's tools
+        (``{auto_prefix}__{tool}``) when one of their names is taken and the server has no
+        ``name_prefix``. The ``name`` it was given, else derived from its command or its
+        URL's host (letters, digits and ``_``); it never changes while the server runs."""
+        return self._auto_prefix
+
     def _named_itself(self, name: str) -> None:
         """The server gave ``name`` as its own on connecting (a kind of server may use it)."""
 
     # -- entering and leaving ---------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
+        if self._entered:
+            raise RuntimeError(f"{self.describe()} is already open: leave it before entering again")
+        self._catalog.reset()  # a new process or session may offer other tools
         await self._connect()
         self._entered = True
         try:

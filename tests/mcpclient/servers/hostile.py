@@ -13,7 +13,12 @@ Flags: ``dup-long`` (a 127-character name listed twice), ``local-name`` (tools n
 (three tools whose input schemas are no JSON Schema), ``hang-list`` (``tools/list`` is never
 answered), ``grandchild`` (starts ``sleep`` in a session of its own, and another in its own
 group, their pids in MARKER_DIR/grandchildren), ``stderr-flood`` (writes 20 MB to stderr, then
-MARKER_DIR/flooded), ``say-argv`` (prints its command line to stderr at start).
+MARKER_DIR/flooded), ``say-argv`` (prints its command line to stderr at start),
+``stderr-noisy`` (writes 1 MB to stderr before each answer), ``init-exit`` / ``init-error`` /
+``init-hang`` (``initialize`` makes it exit, is refused, or is never answered; with
+``init-once`` only the first time, noted in MARKER_DIR/initialized), ``list-held`` (a
+``tools/list`` is answered only once MARKER_DIR/hold is gone). Every ``tools/list`` it receives
+adds a line to MARKER_DIR/lists.
 """
 
 from __future__ import annotations
@@ -83,14 +88,46 @@ def call(name: str, arguments: dict[str, Any], raw: Any) -> dict[str, Any]:
     return _text(json.dumps(arguments, sort_keys=True))
 
 
+def initialize_fault() -> str | None:
+    """The ``init-*`` flag this ``initialize`` obeys, if any (``init-once``: the first only)."""
+    fault = next((f for f in FLAGS if f in ("init-exit", "init-error", "init-hang")), None)
+    if fault is None or "init-once" not in FLAGS:
+        return fault
+    seen = MARKERS / "initialized"
+    if seen.exists():
+        return None
+    seen.write_text("yes")
+    return fault
+
+
+def noted_listing() -> None:
+    """Count this ``tools/list`` in MARKER_DIR/lists; with ``list-held``, wait for the hold."""
+    with _write, (MARKERS / "lists").open("a") as lists:
+        lists.write("tools/list\n")
+    while "list-held" in FLAGS and (MARKERS / "hold").exists():
+        time.sleep(0.02)
+
+
 def answer(message: dict[str, Any], raw: Any) -> dict[str, Any] | None:
     """The response to one message (None for a notification or a request left unanswered)."""
     method, ident = message.get("method"), message.get("id")
     if ident is None:
         return None
     params = message.get("params") or {}
+    if "stderr-noisy" in FLAGS:
+        sys.stderr.write(("n" * 1023 + "\n") * 1024)
+        sys.stderr.flush()
     try:
         if method == "initialize":
+            fault = initialize_fault()
+            if fault == "init-exit":
+                print("initialize refused: no licence", file=sys.stderr, flush=True)
+                os._exit(4)
+            if fault == "init-hang":
+                raise Stop
+            if fault == "init-error":
+                error = {"code": -32602, "message": "unsupported client"}
+                return {"jsonrpc": "2.0", "id": ident, "error": error}
             result: dict[str, Any] = {
                 "protocolVersion": "2025-06-18",
                 "capabilities": {"tools": {"listChanged": False}},
@@ -99,6 +136,7 @@ def answer(message: dict[str, Any], raw: Any) -> dict[str, Any] | None:
         elif method == "ping":
             result = {}
         elif method == "tools/list":
+            noted_listing()
             if "hang-list" in FLAGS:
                 time.sleep(1_000)
             result = {"tools": tools()}
