@@ -6,6 +6,7 @@ environment never goes to an endpoint the file wrote (unless that is the provide
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import os
 import pickle
@@ -241,3 +242,13 @@ def test_the_application_narrows_what_child_files_read_never_widens(tmp_path: Pa
     assert parameters_schema(*_child_tool(tmp_path)) is not None
     with pytest.raises(EnvAccessError, match="OPENAI_API_KEY"):  # the parent could not read it
         parameters_schema(*_child_tool(tmp_path, env=()))
+
+
+def test_an_agent_keeps_its_access_through_copies_and_pickles(tmp_path: Path) -> None:
+    path = _write(tmp_path, "name: plain")
+    for env, names in ((None, None), (["OPENAI_API_KEY"], frozenset({"OPENAI_API_KEY"}))):
+        agent = load(path, env=env)
+        for kept in (copy.deepcopy(agent), pickle.loads(pickle.dumps(agent))):
+            assert kept == agent and kept.env_access is not None
+            assert kept.env_access.names == names
+            assert kept.env_access.get("OPENAI_API_KEY") == OPENAI  # still the live environment

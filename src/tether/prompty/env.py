@@ -120,18 +120,20 @@ none at all), or a mapping to read every variable from."""
 
 @dataclass(frozen=True, slots=True)
 class EnvAccess:
-    """Which variables one load may read (``names``; ``None`` is every one) and from where."""
+    """Which variables one load may read (``names``; ``None`` is every one) and from where
+    (``source``; ``None`` is ``os.environ`` as it is when read, so an agent that keeps its
+    access still copies and pickles)."""
 
     names: frozenset[str] | None
-    source: Mapping[str, str]
+    source: Mapping[str, str] | None = None
 
     @classmethod
     def of(cls, env: EnvOption | EnvAccess) -> EnvAccess:
         """The access ``env`` grants (an ``EnvAccess`` is kept as it is)."""
         if isinstance(env, EnvAccess):
             return env
-        if env is None:
-            return cls(None, os.environ)
+        if env is None or env is os.environ:
+            return cls(None)
         if isinstance(env, str | bytes):
             raise TypeError("env takes a list of variable names or a mapping, not one string")
         if isinstance(env, Mapping):
@@ -139,7 +141,7 @@ class EnvAccess:
         names = frozenset(env)
         if not all(isinstance(n, str) for n in names):
             raise TypeError("env takes variable names as strings")
-        return cls(names, os.environ)
+        return cls(names)
 
     def within(self, limit: EnvAccess) -> EnvAccess:
         """This access, reading no variable ``limit`` may not read (a child file of a parent
@@ -155,7 +157,7 @@ class EnvAccess:
 
     def get(self, name: str) -> str | None:
         """The variable's value, or ``None`` when it is not set (or not a string)."""
-        value = self.source.get(name)
+        value = (os.environ if self.source is None else self.source).get(name)
         return value if isinstance(value, str) else None
 
 
