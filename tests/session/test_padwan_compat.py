@@ -5,14 +5,19 @@ collisions across padwan-like transports, any object that behaves as padwan's tr
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp.types import CallToolResult, ImageContent, TextContent
 
-from tether import McpTool
+from parts import absent
+from tether import McpStdio, McpTool
 from tether.session import AgentSession, ConversationState, result_text
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
@@ -436,3 +441,63 @@ async def test_load_takes_the_system_prompt_from_the_snapshot() -> None:
     later = AgentSession.load(client=Client([]), store=Store(), session_id="a", system="other")
     assert later.system == "original"
     assert later.messages == first.messages
+
+
+# -- with real servers --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def time_server() -> str:
+    """The ``mcp-server-time`` executable (a real MCP server over stdio)."""
+    found = shutil.which("mcp-server-time") or str(Path(sys.executable).parent / "mcp-server-time")
+    if not Path(found).exists():
+        absent("mcp-server-time")
+    return found
+
+
+def child_pids() -> set[int]:
+    """This process's children still alive (the stdio servers), from /proc."""
+    me, found = os.getpid(), set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == me and fields[0] != "Z":
+            found.add(int(entry))
+    return found
+
+
+@pytest.mark.timeout(60)
+async def test_two_real_servers_with_one_tool_name_are_prefixed_apart(time_server: str) -> None:
+    before = child_pids()
+    tokyo = McpStdio(time_server, ["--local-timezone", "Asia/Tokyo"])
+    paris = McpStdio(time_server, ["--local-timezone", "Europe/Paris"])
+    args = {"timezone": "Europe/Paris"}
+    client = Client([([], [call("mcp_server_time-2__get_current_time", args)]), (["ok"], [])])
+    async with AgentSession(client, mcp_tools=[tokyo, paris]) as session:
+        assert await session.send("time?") == "ok"
+    assert offered(client) == {
+        f"{prefix}__{name}"
+        for prefix in ("mcp_server_time", "mcp_server_time-2")
+        for name in ("get_current_time", "convert_time")
+    }
+    assert '"timezone": "Europe/Paris"' in client.tool_message(1)["content"]
+    assert child_pids() == before
+
+
+@pytest.mark.timeout(60)
+async def test_real_servers_with_one_name_prefix_are_refused_and_both_stopped(
+    time_server: str,
+) -> None:
+    before = child_pids()
+    servers = [McpStdio(time_server, name_prefix="time") for _ in range(2)]
+    client = Client([])
+    with pytest.raises(ValueError, match="Duplicate tool name 'time__get_current_time'"):
+        async with AgentSession(client, mcp_tools=servers):
+            pytest.fail("entered with two tools of one name")
+    assert not any(server.is_open for server in servers)
+    assert child_pids() == before
