@@ -61,6 +61,7 @@ class Connection:
                 self.client = await asyncio.shield(ready)
         except BaseException:
             await self.close(at_once=True)  # still connecting: nothing to shut down in order
+            _abandon(ready)
             raise
         return self.client
 
@@ -231,6 +232,15 @@ class _Sending:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def _abandon(ready: asyncio.Future[Any]) -> None:
+    """Nobody waits for ``ready`` any more: its outcome is read here, so that the collector
+    does not log it as an exception never retrieved."""
+    if not ready.done():
+        ready.cancel()
+    elif not ready.cancelled():
+        ready.exception()
 
 
 def first_cause(exc: BaseException) -> BaseException:
