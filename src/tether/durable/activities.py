@@ -153,15 +153,20 @@ class AgentActivities:
         return [listing_of(t) for t in await read_tools(self.agent.tools)]
 
     async def append(self, item: Appended) -> int:
-        """Store one message at its position; a retry that finds it there already succeeds."""
+        """Store one message at its position. One found stored already at its index succeeds:
+        an earlier attempt (or the workflow task a dead worker ran, replayed now, which repeats
+        all of its appends) stored it; the last of them hands on the store's position."""
         message, store = message_from_dict(item.message), self._rows()
         await store.open(item.session)  # made if new
         try:
             return int(await store.append_at(item.session, item.position, message))
         except ConflictError:
             now = await store.open(item.session)
-            if (await now.get_history())[-1:] == [message]:
-                return int(now.position)  # an earlier attempt stored it, then its worker died
+            history = await now.get_history()
+            at = item.index if item.index >= 0 else len(history) - 1
+            if 0 <= at < len(history) and history[at] == message:
+                # a later one was stored too: it is replayed next and finds itself in turn
+                return int(now.position) if at == len(history) - 1 else item.position
             raise ApplicationError(
                 f"session {item.session!r} holds another message at {item.position}: "
                 "something else writes to it",

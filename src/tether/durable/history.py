@@ -11,14 +11,15 @@ from ..messages import Message
 
 __all__ = ["DurableContext", "Writer"]
 
-Writer = Callable[[int, Message], Awaitable[int]]
-"""Stores a message at a position of the session; returns the next position."""
+Writer = Callable[[int, int, Message], Awaitable[int]]
+"""Stores a message at a position of the session, as its message number ``index``; returns the
+next position."""
 
 
 class DurableContext(MemoryContextStore):
     """A ``ContextStore`` for one workflow: memory, written through to the store if any."""
 
-    __slots__ = ("_write", "position")
+    __slots__ = ("_write", "first", "position")
 
     def __init__(
         self,
@@ -26,14 +27,17 @@ class DurableContext(MemoryContextStore):
         messages: Iterable[Message] = (),
         write: Writer | None = None,
         position: int = 0,
+        first: int = 0,
     ) -> None:
         super().__init__(messages, session_id=session_id)
         self._write = write
         self.position = position
+        self.first = first  # the stored session's number of the first message held here
 
     async def append(self, message: Message) -> None:
         if self._write is not None:
-            self.position = await self._write(self.position, message)
+            index = self.first + len(self._messages)
+            self.position = await self._write(self.position, index, message)
         self._messages.append(message)
 
     async def clear(self) -> None:

@@ -67,11 +67,13 @@ class ToolCallInput:
 
 @dataclass(frozen=True)
 class Appended:
-    """One message to store at ``position`` of ``session`` (the store's next position)."""
+    """One message to store at ``position`` of ``session`` (the store's next position); it is
+    the session's message number ``index`` (-1: not known, from a workflow of an older tether)."""
 
     session: str
     position: int
     message: JSON
+    index: int = -1
 
 
 @dataclass(frozen=True)

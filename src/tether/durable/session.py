@@ -139,10 +139,10 @@ class DurableSession:
                 break
         self.context = DurableContext(self.workflow_id, messages, self._write, following)
 
-    async def _write(self, position: int, message: Message) -> int:
+    async def _write(self, position: int, index: int, message: Message) -> int:
         following: int = await workflow.execute_local_activity(
             self.names["append"],
-            Appended(self.workflow_id, position, message_to_dict(message)),
+            Appended(self.workflow_id, position, message_to_dict(message), index),
             result_type=int,
             start_to_close_timeout=timedelta(seconds=30),
         )
