@@ -12,7 +12,9 @@ runs continue as new sooner, and be replayed after every worker restart); the wo
 never sees them, so a replay has nothing to emit again; and they work without a store. Temporal
 keeps the last details of each pending activity (across its retries, until an attempt sends its
 own), so each heartbeat carries everything the attempt has shown (up to ``LIVE_CHARS``
-characters of text, the last ``PROGRESS_KEPT`` reports), tagged with the model call's number
+characters of text; the newest reports, at most ``PROGRESS_KEPT`` and ``PROGRESS_BYTES`` of
+JSON, each message cut past ``REPORT_CHARS``: a heartbeat stays far below Temporal's 2 MB
+payload limit, past which the activity would be killed), tagged with the model call's number
 and the attempt, so a reader that missed some heartbeats misses nothing and can tell a retry.
 The worker must not hold heartbeats back longer than ``FLUSH`` (``TemporalAgent.serving`` sets
 its heartbeat throttle so).
@@ -25,8 +27,10 @@ a tool call's ``{"kind": "progress", "key", "call", "attempt", "first", "reports
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, TypeAlias
 
 from ..events import ReasoningDelta, StreamEvent, TextDelta, ToolProgress
@@ -35,7 +39,9 @@ from ..jsonforms import event_to_dict
 __all__ = [
     "FLUSH",
     "LIVE_CHARS",
+    "PROGRESS_BYTES",
     "PROGRESS_KEPT",
+    "REPORT_CHARS",
     "Block",
     "LiveProgress",
     "LiveReply",
@@ -48,6 +54,9 @@ __all__ = [
 FLUSH = 0.05  # seconds between heartbeats of a call while it has something new to show
 LIVE_CHARS = 65_536  # text a model call shows live; the rest comes with its result
 PROGRESS_KEPT = 256  # progress reports a tool call's details keep (the newest)
+PROGRESS_BYTES = 256 * 1024  # and the most JSON they may take together
+REPORT_CHARS = 4_096  # characters of one report's message shown live (the rest is cut)
+_CUT = "…"
 
 Block: TypeAlias = tuple[str, int, str]
 """One block of a reply so far: kind (``text`` or ``reasoning``), its index, its text."""
@@ -90,18 +99,29 @@ class LiveReply:
 class LiveProgress:
     """The progress one attempt of a tool call has reported so far (the newest kept)."""
 
-    __slots__ = ("_count", "_reports", "attempt", "call", "key")
+    __slots__ = ("_bytes", "_count", "_reports", "attempt", "call", "key")
 
     def __init__(self, key: str, call: str, attempt: int) -> None:
         self.key = key
         self.call = call
         self.attempt = attempt
-        self._reports: deque[dict[str, Any]] = deque(maxlen=PROGRESS_KEPT)
+        self._reports: deque[tuple[dict[str, Any], int]] = deque()  # each with its JSON size
+        self._bytes = 0
         self._count = 0
 
     def add(self, event: ToolProgress) -> None:
-        self._reports.append(event_to_dict(event))
+        """Keep ``event`` (its message cut past ``REPORT_CHARS``), dropping the oldest reports
+        past ``PROGRESS_KEPT`` or ``PROGRESS_BYTES``."""
+        message = event.message
+        if message is not None and len(message) > REPORT_CHARS:
+            event = replace(event, message=message[:REPORT_CHARS] + _CUT)
+        report = event_to_dict(event)
+        size = len(json.dumps(report).encode())
+        self._reports.append((report, size))
+        self._bytes += size
         self._count += 1
+        while len(self._reports) > PROGRESS_KEPT or self._bytes > PROGRESS_BYTES:
+            self._bytes -= self._reports.popleft()[1]
 
     def details(self) -> dict[str, Any]:
         """What a heartbeat carries: the kept reports and the number of the first."""
@@ -111,7 +131,7 @@ class LiveProgress:
             "call": self.call,
             "attempt": self.attempt,
             "first": self._count - len(self._reports),
-            "reports": list(self._reports),
+            "reports": [report for report, _ in self._reports],
         }
 
 
