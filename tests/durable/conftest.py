@@ -44,8 +44,8 @@ class WorkerProcess:
             sys.executable, "-m", "tether.cli", "worker", "--address", address,
             "--task-queue", queue, "--sticky-timeout", "1",
         ]  # fmt: skip
-        for agent in agents:
-            command += ["--agent", f"durable_agents:{agent}"]
+        for agent in agents:  # a name in durable_agents, or MODULE:ATTR
+            command += ["--agent", agent if ":" in agent else f"durable_agents:{agent}"]
         self.log = log
         self.process = subprocess.Popen(
             command, env=env, stdout=subprocess.DEVNULL, stderr=log.open("ab"),
