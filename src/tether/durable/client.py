@@ -65,10 +65,12 @@ class DurableRun:
     ``client`` (the one ``handle`` came from) reads what running calls show; without it,
     Temporal's default data converter does."""
 
-    __slots__ = ("converter", "handle")
+    __slots__ = ("client", "converter", "handle")
 
     def __init__(self, handle: WorkflowHandle[Any, Any], client: Client | None = None) -> None:
         self.handle = handle
+        # the earlier runs of the workflow are read through it (the handle's own, by default)
+        self.client = client if client is not None else handle._client
         self.converter = client.data_converter if client is not None else DataConverter.default
 
     @property
@@ -124,7 +126,10 @@ class DurableRun:
         """The run's events from number ``after`` on, as they come, until the run ends.
 
         Events come from the run's log (what ``Agent.run_stream`` would give, a model call's
-        text as one delta per block) and, while calls run, from what they show live: a model
+        text as one delta per block; after a continue-as-new, the events before the current
+        run's are read from the runs it continued from, so none is lost or given twice; those
+        older than the namespace's retention are gone: ``TetherError`` says from where to
+        read) and, while calls run, from what they show live: a model
         call's text and reasoning deltas as it streams, a tool call's ``ToolProgress`` as it
         reports. Each piece of text is given once, in order: when the call's events reach the
         log, only text not shown yet follows. A model call retried after its worker was lost
@@ -140,7 +145,11 @@ class DurableRun:
         tail = LiveTail()
         idle = poll
         while True:
-            page = await self._page(after, poll)
+            page = await self._page(self.handle, after, poll)
+            if page.get("first", 0) > after:  # the run continued as new since ``after``
+                async for position, data in self._earlier(page, after, poll):
+                    for event in tail.logged(position, event_from_dict(data)):
+                        yield event
             asked = time.monotonic()
             first = page["next"] - len(page["events"])
             for position, data in enumerate(page["events"], first):
@@ -169,12 +178,54 @@ class DurableRun:
                 if len(running) < live.get("running", 0) or time.monotonic() - asked >= RECHECK:
                     break  # a call ended before the page was read (or a while has passed)
 
-    async def _page(self, after: int, poll: float) -> dict[str, Any]:
+    async def _earlier(
+        self, page: dict[str, Any], after: int, poll: float
+    ) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+        """The logged events from ``after`` to where ``page``'s run began, oldest first, read
+        from the runs it continued from (a worker answers a closed run's query by replaying
+        its history), the chain followed back as far as ``after``."""
+        chain: list[tuple[WorkflowHandle[Any, Any], int, dict[str, Any]]] = []
+        while page["first"] > after:
+            end, previous = page["first"], page.get("previous")
+            if not previous:
+                raise TetherError(f"{self.id!r} keeps no events before {end}: read from there")
+            handle = self.client.get_workflow_handle(self.id, run_id=previous)
+            try:
+                page = await self._page(handle, after, poll)
+            except RPCError as exc:
+                if exc.status != RPCStatusCode.NOT_FOUND:
+                    raise
+                raise TetherError(
+                    f"the events of {self.id!r} before {end} are gone: the run that held them "
+                    "is no longer kept (past the namespace's retention); read from "
+                    f"after={end}"
+                ) from None
+            chain.append((handle, end, page))
+        for handle, end, first_page in reversed(chain):
+            page = first_page
+            while True:
+                start = page["next"] - len(page["events"])
+                for position, data in enumerate(page["events"], start):
+                    if after <= position < end:
+                        yield position, data
+                if page["next"] >= end or not page["events"]:
+                    break
+                after = page["next"]
+                page = await self._page(handle, after, poll)
+            if page["next"] < end:  # a closed run's log cannot grow: it says less than it held
+                raise TetherError(
+                    f"run {handle.run_id} of {self.id!r} ends its log at {page['next']}, not {end}"
+                )
+            after = end
+
+    async def _page(
+        self, handle: WorkflowHandle[Any, Any], after: int, poll: float
+    ) -> dict[str, Any]:
         """The ``events`` query's page from ``after``, asked until a worker answers."""
         wait, timeout = poll, QUERY_TIMEOUT
         while True:
             try:
-                page: dict[str, Any] = await self.handle.query(
+                page: dict[str, Any] = await handle.query(
                     "events", after, result_type=dict, rpc_timeout=timedelta(seconds=timeout)
                 )
                 return page

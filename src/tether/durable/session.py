@@ -19,7 +19,7 @@ from temporalio import workflow
 from ..approval import approver
 from ..control import Steering
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent
-from ..jsonforms import event_to_dict, exception_to_dict, message_from_dict, message_to_dict
+from ..jsonforms import exception_to_dict, message_from_dict, message_to_dict
 from ..loop import RunState, run_loop
 from ..messages import Message
 from ..middleware import ToolRequest
@@ -28,6 +28,7 @@ from ..tools.tool import Tool
 from ..transports.retry import RetryPolicy
 from ..types import ZERO_USAGE, StopReason, Usage
 from .clock import WorkflowClock
+from .eventpage import log_page
 from .history import DurableContext
 from .listing import ListedTools
 from .offload import ActivityCalls
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["DurableSession", "Pending"]
 
 Status = Literal["running", "awaiting_approval", "waiting_for_message", "done", "cancelled"]
-EVENTS_PER_QUERY = 500
 ONE_ATTEMPT = RetryPolicy(max_attempts=1)  # the activities retry; the loop must not again
 
 
@@ -340,18 +340,12 @@ class DurableSession:
         return [message_to_dict(m) for m in self.context.messages]
 
     def events(self, after: int) -> dict[str, Any]:
-        """A page of the log from event ``after``; on the last page, ``live`` tells which calls
-        run now (how many, and the model call's number and log position), or None."""
-        start = max(after - self.offset, 0)
-        chosen = self.log[start : start + EVENTS_PER_QUERY]
-        last = start + len(chosen) >= len(self.log)
+        """A page of the log from event ``after`` (``log_page``; ``done`` once the workflow
+        ended); on the last page, ``live`` tells which calls run now (how many, and the model
+        call's number and log position), or None."""
+        page = log_page(self.log, self.offset, after, workflow.info().continued_run_id)
         live = None
-        if last and self.running:
+        if page["last"] and self.running:
             turn, at = self.streaming if self.streaming is not None else (None, None)
             live = {"running": self.running, "turn": turn, "at": at}
-        return {
-            "events": [event_to_dict(e) for e in chosen],
-            "next": self.offset + start + len(chosen),
-            "done": self.finished and last,
-            "live": live,
-        }
+        return {**page, "done": self.finished and page["last"], "live": live}
