@@ -4,19 +4,39 @@ across a chain of runs (importable by worker processes: ``durable_agents`` is be
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import durable_agents as da
 
-from tether import Agent, tool
+from tether import Agent, Message, StreamEvent, TextDelta, ToolResultBlock, tool
 from tether.durable import DurableOptions, TemporalAgent
+from tether.types import ToolSpec
 
 
 @tool(idempotent=True)
-async def fetch(name: str, pause: float = 0.0) -> str:
-    """Read-only, and as slow as asked: a reader attached mid-run finds calls in flight."""
+async def fetch(name: str, pause: float = 0.0, pad: int = 0) -> str:
+    """Read-only, as slow as asked, its result padded to ``pad`` more characters: a reader
+    attached mid-run finds calls in flight."""
     await asyncio.sleep(pause)
-    return f"record of {name}"
+    return f"record of {name}" + "." * pad
+
+
+class TallyModel(da.PlanModel):
+    """``PlanModel`` whose answer counts the results instead of repeating them (the size of a
+    reply is no concern of these tests)."""
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        count = sum(isinstance(b, ToolResultBlock) for m in messages for b in m.content)
+        answered = False
+        async for event in super().stream(messages, tools, system):
+            if not isinstance(event, TextDelta):
+                yield event
+            elif not answered:
+                answered = True
+                yield TextDelta(0, f"done: {count} results")
 
 
 SMALL = DurableOptions(
@@ -27,10 +47,11 @@ chained = TemporalAgent(
 )
 
 
-def rounds(count: int, pause: float = 0.0) -> str:
-    """A plan of ``count`` rounds of two calls each (every result names its round and call)."""
+def rounds(count: int, pause: float = 0.0, pad: int = 0) -> str:
+    """A plan of ``count`` rounds of two calls each (every result names its round and call;
+    the first of each is ``pad`` characters longer)."""
     plan: list[list[tuple[str, dict[str, Any]]]] = [
-        [("fetch", {"name": f"r{i}a", "pause": pause}), ("fetch", {"name": f"r{i}b"})]
+        [("fetch", {"name": f"r{i}a", "pause": pause, "pad": pad}), ("fetch", {"name": f"r{i}b"})]
         for i in range(count)
     ]
     return da.plan(*plan)

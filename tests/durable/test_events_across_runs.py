@@ -20,9 +20,10 @@ import pytest
 from temporalio.client import Client
 
 from conftest import HERE, WorkerProcess
-from tether import MemoryContextStore, StreamEvent, TextDelta, ToolResultBlock
-from tether.durable import DevServer, DurableRun
+from tether import Agent, MemoryContextStore, StreamEvent, TextDelta, ToolResultBlock
+from tether.durable import DevServer, DurableOptions, DurableRun, TemporalAgent
 from tether.events import ToolResult
+from tether.stores import SQLiteStore
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -38,11 +39,11 @@ def _queue(request: pytest.FixtureRequest) -> str:
     return f"q-{request.node.name}-{os.getpid()}"
 
 
-def _expected_results() -> list[tuple[str, str]]:
+def _expected_results(rounds: int = ROUNDS, pad: int = 0) -> list[tuple[str, str]]:
     """Every tool result of the plan, in order: (call id, content)."""
     return [
-        (f"call_{i}_{j}", f"record of r{i}{side}")
-        for i in range(ROUNDS)
+        (f"call_{i}_{j}", f"record of r{i}{side}" + "." * (pad if side == "a" else 0))
+        for i in range(rounds)
         for j, side in enumerate("ab")
     ]
 
@@ -149,6 +150,30 @@ async def test_readers_attached_before_during_and_after_get_every_event_once_in_
     plain = MemoryContextStore()
     plain_events = [e async for e in ca.chained.agent.run_stream(ca.rounds(ROUNDS), plain)]
     assert _results(plain_events) == stored
+
+
+async def test_results_larger_in_all_than_a_payload_reach_a_reader_whole(
+    client: Client, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Eight results of 300 KB in one run (its conversation in a store): the log passes
+    Temporal's 2 MB payload limit, each ``events`` page stays well under it, and a reader
+    attached after the end gets every result whole."""
+    queue = _queue(request)
+    store = SQLiteStore(tmp_path / "s.db")
+    agent = TemporalAgent(
+        Agent("You follow plans.", ca.TallyModel(), tools=[ca.fetch]),
+        name="bulky",
+        store=store,
+        options=DurableOptions(heartbeat_timeout=5.0, retry_initial=0.2, retry_max=1.0),
+    )
+    async with agent.worker(client, queue):
+        run = await agent.start(client, ca.rounds(8, pad=300_000), task_queue=queue)
+        assert await run.answer() == "done: 16 results"
+        events = await _read(run)
+        page = await run.handle.query("events", 0, result_type=dict)
+    assert _results(events) == _expected_results(8, pad=300_000)
+    assert 0 < len(page["events"]) < len(events)
+    assert len(json.dumps(page)) < 1024 * 1024
 
 
 class _ChainWorker(WorkerProcess):

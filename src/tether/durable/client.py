@@ -62,16 +62,15 @@ class Progress:
 
 class DurableRun:
     """One durable run (a workflow), by its id; it follows the run across continue-as-new.
-    ``client`` (the one ``handle`` came from) reads what running calls show; without it,
-    Temporal's default data converter does."""
+    ``client`` (the one ``handle`` came from, by default) reads the workflow's earlier runs
+    and, with its data converter, what running calls show."""
 
     __slots__ = ("client", "converter", "handle")
 
     def __init__(self, handle: WorkflowHandle[Any, Any], client: Client | None = None) -> None:
         self.handle = handle
-        # the earlier runs of the workflow are read through it (the handle's own, by default)
         self.client = client if client is not None else handle._client
-        self.converter = client.data_converter if client is not None else DataConverter.default
+        self.converter: DataConverter = self.client.data_converter
 
     @property
     def id(self) -> str:

@@ -18,7 +18,8 @@ from ..jsonforms import event_to_dict
 __all__ = ["PAGE_BYTES", "PAGE_EVENTS", "log_page"]
 
 PAGE_EVENTS = 500  # events per page at most
-PAGE_BYTES = 512 * 1024  # JSON bytes per page at most (a single larger event comes alone)
+PAGE_BYTES = 256 * 1024  # JSON bytes per page at most (a larger event comes alone); under
+# the SDK's warning size for a payload (512 KiB), far under Temporal's limit (2 MB)
 
 
 def log_page(
