@@ -17,11 +17,15 @@ from pathlib import Path
 
 import chained_agents as ca
 import pytest
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
 from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
 
 from conftest import HERE, WorkerProcess
 from tether import Agent, MemoryContextStore, StreamEvent, TextDelta, ToolResultBlock
 from tether.durable import DevServer, DurableOptions, DurableRun, TemporalAgent
+from tether.errors import TetherError
 from tether.events import ToolResult
 from tether.stores import SQLiteStore
 
@@ -174,6 +178,38 @@ async def test_results_larger_in_all_than_a_payload_reach_a_reader_whole(
     assert _results(events) == _expected_results(8, pad=300_000)
     assert 0 < len(page["events"]) < len(events)
     assert len(json.dumps(page)) < 1024 * 1024
+
+
+async def test_events_of_a_run_no_longer_kept_are_a_clear_error(
+    client: Client, request: pytest.FixtureRequest
+) -> None:
+    """The workflow's first run deleted (as retention would): a reader from event 0 is told
+    which events are gone and where to read from, and reading from there gives the rest."""
+    queue = _queue(request)
+    async with ca.chained.worker(client, queue):
+        run = await ca.chained.start(client, ca.rounds(6), task_queue=queue)
+        await run.answer()
+        every = await _read(run)
+        first = (await run.handle.describe()).raw_description.workflow_execution_info
+        await client.workflow_service.delete_workflow_execution(
+            DeleteWorkflowExecutionRequest(
+                namespace=client.namespace,
+                workflow_execution=WorkflowExecution(workflow_id=run.id, run_id=first.first_run_id),
+            )
+        )
+        while True:  # the server deletes it in the background
+            try:
+                await client.get_workflow_handle(run.id, run_id=first.first_run_id).describe()
+            except RPCError as exc:
+                assert exc.status == RPCStatusCode.NOT_FOUND
+                break
+            await asyncio.sleep(0.1)
+        with pytest.raises(TetherError, match=r"are gone.*read from after=(\d+)") as gone:
+            await _read(run)
+        kept = int(gone.value.args[0].rpartition("=")[2])
+        rest = await _read(run, after=kept)
+    assert 0 < kept < len(every)
+    assert rest == every[kept:]
 
 
 class _ChainWorker(WorkerProcess):
