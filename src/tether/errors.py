@@ -17,6 +17,7 @@ TetherError
 ├── ConflictError             another writer wrote to the stored session first
 ├── StoreDamagedError         a stored record cannot be read back (session, position)
 ├── StoreUnavailableError     a store's server could not be reached or dropped the connection
+├── PayloadTooLargeError      a durable run's value is over Temporal's limit, nowhere to offload
 └── RemoteError               an exception read back from JSON whose type is not known here
 """
 
@@ -41,6 +42,7 @@ __all__ = [
     "ModelStopError",
     "OutputValidationError",
     "OverloadedError",
+    "PayloadTooLargeError",
     "RateLimitError",
     "RemoteError",
     "RunCancelled",
@@ -176,6 +178,11 @@ class StoreDamagedError(TetherError, ValueError):
         super().__init__(message)
         self.session_id = session_id
         self.position = position
+
+
+class PayloadTooLargeError(TetherError):
+    """A durable run would hand Temporal a value over its payload limit (2 MB by default) and
+    has nowhere to offload it: give the ``TemporalAgent`` a store or ``blobs=``."""
 
 
 class RemoteError(TetherError):

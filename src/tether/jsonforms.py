@@ -225,6 +225,7 @@ _OTHER_ERRORS: tuple[type[errors.TetherError], ...] = (
     errors.ConflictError,
     errors.StoreDamagedError,
     errors.StoreUnavailableError,
+    errors.PayloadTooLargeError,
     errors.LimitExceeded,
     errors.OutputValidationError,
     errors.RunPaused,

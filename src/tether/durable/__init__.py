@@ -14,13 +14,17 @@ from ..lazy import lazy_names as _lazy_names
 # The public names, each with the module it loads from on first use: ``__all__`` is this table,
 # and the imports below repeat it for type checkers only (tests/test_public_api.py checks them).
 _HOMES = {
+    "Blobs": "blobs",
     "DevServer": "devserver",
     "DurableCall": "call",
     "DurableOptions": "options",
     "DurableRun": "client",
     "DurableRunError": "client",
+    "FileBlobs": "blobs",
+    "OffloadCodec": "codec",
     "Progress": "client",
     "RunOutput": "payloads",
+    "StoreBlobs": "blobs",
     "TemporalAgent": "agent",
     "current_call": "call",
     "idempotency_key": "call",
@@ -30,12 +34,16 @@ __all__ = list(_HOMES)
 
 if TYPE_CHECKING:
     from .agent import TemporalAgent as TemporalAgent
+    from .blobs import Blobs as Blobs
+    from .blobs import FileBlobs as FileBlobs
+    from .blobs import StoreBlobs as StoreBlobs
     from .call import DurableCall as DurableCall
     from .call import current_call as current_call
     from .call import idempotency_key as idempotency_key
     from .client import DurableRun as DurableRun
     from .client import DurableRunError as DurableRunError
     from .client import Progress as Progress
+    from .codec import OffloadCodec as OffloadCodec
     from .devserver import DevServer as DevServer
     from .options import DurableOptions as DurableOptions
     from .payloads import RunOutput as RunOutput

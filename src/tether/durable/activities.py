@@ -5,17 +5,18 @@ heartbeats while they run (``live``)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextlib import aclosing
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ..agent import Agent
 from ..dispatch import dispatcher_for, run_in_tasks, tools_by_name
-from ..errors import ConflictError
+from ..errors import ConflictError, PayloadTooLargeError
 from ..events import StreamEvent, ToolProgress
 from ..jsonforms import (
     block_from_dict,
@@ -26,6 +27,7 @@ from ..jsonforms import (
 )
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..middleware import ModelRequest, as_generator, call_transport, model_chain
+from ..records import context_start
 from ..results import interrupted_result
 from ..stores.base import SessionRows
 from ..tools.selector import read_tools
@@ -33,6 +35,7 @@ from ..tracing.ambient import with_ambient
 from .call import CURRENT, DurableCall
 from .listing import listing_of
 from .live import LiveProgress, LiveReply
+from .options import DurableOptions
 from .payloads import (
     Appended,
     LoadPage,
@@ -48,6 +51,7 @@ from .pulse import Pulse
 __all__ = ["AgentActivities", "activity_names"]
 
 HEARTBEAT_EVERY = 1.0  # seconds between heartbeats of a running call, at most
+T = TypeVar("T")
 
 
 def activity_names(name: str) -> dict[str, str]:
@@ -58,10 +62,21 @@ def activity_names(name: str) -> dict[str, str]:
 class AgentActivities:
     """The activities of one durable agent; ``definitions()`` gives them to a worker."""
 
-    def __init__(self, agent: Agent, name: str, store: SessionRows | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        name: str,
+        store: SessionRows | None = None,
+        *,
+        options: DurableOptions | None = None,
+        offloads: bool | None = None,
+    ) -> None:
         self.agent = agent
         self.names = activity_names(name)
         self.store = store
+        self.options = options if options is not None else DurableOptions()
+        # whether the worker's codec takes large payloads (a store's rows, or blobs)
+        self.offloads = store is not None if offloads is None else offloads
 
     def definitions(self) -> list[Callable[..., Any]]:
         """The activity functions, named for this agent (the store's only when it has one)."""
@@ -96,7 +111,7 @@ class AgentActivities:
                     pulse.news()
         except Exception as exc:
             raise _failure(exc, retryable=agent.retry.retry_on(exc)) from None
-        return ModelTurn(coalesce(events))
+        return self._fits(ModelTurn(coalesce(events)), "the model's reply")
 
     async def _stored(self, call: ModelCall) -> list[Message]:
         """The first ``call.stored`` messages of the workflow's stored session."""
@@ -108,13 +123,13 @@ class AgentActivities:
                 non_retryable=True,
             )
         history: list[Message] = await (await self.store.open(call.workflow_id)).get_history()
-        if len(history) < call.stored:
+        if len(history) < call.first + call.stored:
             raise ApplicationError(
                 f"session {call.workflow_id!r} holds {len(history)} messages; the model call "
-                f"needs its first {call.stored}",
+                f"needs {call.stored} from {call.first}",
                 non_retryable=True,
             )
-        return history[: call.stored]
+        return history[call.first : call.first + call.stored]
 
     async def tool(self, call: ToolCallInput) -> dict[str, Any]:
         """One tool call as the loop makes it (guards, validation, the agent's tool middleware),
@@ -131,7 +146,22 @@ class AgentActivities:
                 result = await self._dispatch(block, call.iteration, live, pulse)
         finally:
             CURRENT.reset(token)
-        return block_to_dict(result)
+        return self._fits(block_to_dict(result), f"the result of tool '{block.name}'")
+
+    def _fits(self, value: T, what: str) -> T:
+        """``value`` if Temporal can take it: offloaded by the worker's codec, or under its
+        payload limit; else a final ``PayloadTooLargeError`` (a retry would make it again)."""
+        if self.offloads:
+            return value
+        size = activity.payload_converter().to_payload(value).ByteSize()
+        if size < self.options.payload_limit:
+            return value
+        error = PayloadTooLargeError(
+            f"{what} is {size} bytes, over Temporal's payload limit of "
+            f"{self.options.payload_limit}, and the durable agent has no store or blobs to "
+            "offload it to: give TemporalAgent a store or blobs="
+        )
+        raise _failure(error, retryable=False)
 
     async def _dispatch(
         self, block: ToolUseBlock, iteration: int, live: LiveProgress, pulse: Pulse
@@ -180,11 +210,22 @@ class AgentActivities:
         return self.store
 
     async def load(self, page: LoadPage) -> StoredPage:
-        """A page of a stored session (created when new) and its next position."""
+        """A page of a stored session (created when new): from ``page.start``, or from where
+        the model's view begins (the last compaction record's kept messages) when it is None,
+        up to ``page.limit`` messages and ``page.bytes`` of JSON (one message at least)."""
         context = await self._rows().open(page.session)
         history = await context.get_history()
-        chosen = history[page.start : page.start + page.limit]
-        return StoredPage([message_to_dict(m) for m in chosen], int(context.position))
+        start = page.start if page.start is not None else context_start(history) or 0
+        chosen: list[dict[str, Any]] = []
+        size = 0
+        for message in history[start : start + page.limit]:
+            data = message_to_dict(message)
+            size += len(json.dumps(data))
+            if chosen and size > page.bytes:
+                break
+            chosen.append(data)
+        more = start + len(chosen) < len(history)
+        return StoredPage(chosen, int(context.position), start, more)
 
 
 def _defined(name: str, method: Any) -> Callable[..., Any]:

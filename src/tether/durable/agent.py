@@ -20,7 +20,9 @@ from ..output import spec_for
 from ..stores.base import SessionRows
 from ..tools.tool import Tool
 from .activities import AgentActivities, activity_names
+from .blobs import Blobs, StoreBlobs
 from .client import DurableRun
+from .codec import offloading
 from .live import FLUSH
 from .options import DurableOptions
 from .payloads import RunInput, RunOutput
@@ -38,6 +40,9 @@ class TemporalAgent:
     - ``approval``: tool names (or a test of name and arguments) whose calls wait for
       ``DurableRun.approve`` / ``deny``.
     - ``options``: timeouts, retries, history limits (``DurableOptions``).
+    - ``blobs``: where payloads too large for Temporal go (``FileBlobs`` on a disk every worker
+      and client shares, or any ``Blobs``); with a store and no ``blobs``, the store's rows.
+      ``worker``, ``serving``, ``start`` and ``get`` add the codec that does it to the client.
 
     The agent's tools run on workers; its selector, guardrails and context policy run inside
     the workflow and must be deterministic (no I/O, no clock).
@@ -51,12 +56,15 @@ class TemporalAgent:
         store: SessionRows | None = None,
         approval: Approval | None = None,
         options: DurableOptions | None = None,
+        blobs: Blobs | None = None,
     ) -> None:
         name = agent.name if name is None else name
         if not name or any(c.isspace() for c in name):
             raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
         if store is not None and not isinstance(store, SessionRows):
             raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
+        if blobs is not None and not isinstance(blobs, Blobs):
+            raise TypeError(f"durable agent {name!r}: {blobs!r} is not a blob store (put/get)")
         check_approval(approval)  # one definition with Agent(approval=)
         if agent.handoffs or agent.approval is not None:
             raise ValueError(
@@ -74,9 +82,12 @@ class TemporalAgent:
         self.store = store
         self.approval = approval
         self.options = options if options is not None else DurableOptions()
+        self.blobs = blobs if blobs is not None or store is None else StoreBlobs(store)
         self.names = activity_names(name)
-        self.activities = AgentActivities(agent, name, store)
-        self.spec = DurableSpec(agent, name, store, approval, self.options, self.names)
+        self.spec = DurableSpec(agent, name, store, approval, self.options, self.names, self.blobs)
+        self.activities = AgentActivities(
+            agent, name, store, options=self.options, offloads=self.blobs is not None
+        )
         self.workflow = workflow_class(self.spec)
 
     def connected(self) -> AbstractAsyncContextManager[TemporalAgent]:
@@ -101,6 +112,7 @@ class TemporalAgent:
     ) -> DurableRun:
         """Start a run on ``prompt`` (``keep_open``: wait for more messages after answering,
         until ``close``); its handle."""
+        client = self.client(client)
         handle = await client.start_workflow(
             self.name,
             RunInput(prompt, keep_open),
@@ -127,7 +139,13 @@ class TemporalAgent:
 
     def get(self, client: Client, id: str) -> DurableRun:
         """The handle of the run ``id`` (started earlier, by anyone)."""
+        client = self.client(client)
         return DurableRun(client.get_workflow_handle(id, result_type=RunOutput), client)
+
+    def client(self, client: Client) -> Client:
+        """``client`` able to read and write this agent's payloads (the same connection, with
+        the codec that offloads large ones to its blobs; ``client`` itself when it has none)."""
+        return offloading(client, self.blobs, self.options.offload_bytes)
 
     @staticmethod
     def serving(
@@ -138,6 +156,15 @@ class TemporalAgent:
         the heartbeat timeout): they carry what running calls show to ``DurableRun.events()``
         (a worker made otherwise needs ``max_heartbeat_throttle_interval`` so for that)."""
         options.setdefault("max_heartbeat_throttle_interval", timedelta(seconds=FLUSH))
+        offloads = {(id(a.blobs), a.options.offload_bytes) for a in agents if a.blobs is not None}
+        if len(offloads) > 1:
+            raise ValueError(
+                "one worker serves durable agents that offload to one blob store, at one size; "
+                f"{', '.join(a.name for a in agents)} differ: serve them apart"
+            )
+        offloading_agents = [a for a in agents if a.blobs is not None]
+        if offloading_agents:
+            client = offloading_agents[0].client(client)
         return Worker(
             client,
             task_queue=task_queue,

@@ -16,7 +16,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError
 
-from ..errors import RemoteError
+from ..errors import PayloadTooLargeError, RemoteError, TetherError
 from ..events import StreamEvent
 from ..jsonforms import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
 from ..messages import Message, ToolResultBlock
@@ -41,12 +41,16 @@ class CallSite(Protocol):
     names: Mapping[str, str]
     workflow_id: str
     turns: int
+    first: int
+    failure: TetherError | None
 
     def next_turn(self) -> int: ...
 
     def calling(self, turn: int | None) -> AbstractContextManager[None]: ...
 
     def stored_prefix(self, messages: Sequence[Message]) -> int: ...
+
+    def fits(self, value: object, what: str) -> bool: ...
 
     def needs_approval(self, call: ToolRequest) -> bool: ...
 
@@ -68,17 +72,23 @@ class ActivityCalls(Middleware):
     ) -> AsyncIterator[StreamEvent]:
         session = self.session
         options = session.options
+        if session.failure is not None:  # a value this run could not carry: it ends here
+            raise session.failure
         stored = session.stored_prefix(request.messages)
-        number = session.next_turn()
         call = ModelCall(
             [message_to_dict(m) for m in request.messages[stored:]],
             [spec_to_dict(t) for t in request.tools],
             request.system,
             request.iteration,
             session.workflow_id,
-            number,
+            session.turns + 1,
             stored,
+            session.first,
         )
+        if not session.fits(call, "the conversation a model call carries"):
+            assert session.failure is not None
+            raise session.failure
+        number = session.next_turn()
         try:
             with session.calling(number):
                 turn = await workflow.execute_activity(
@@ -118,6 +128,10 @@ class ActivityCalls(Middleware):
                     retry_policy=self._retry(attempts),
                 )
         except ActivityError as exc:
+            too_large = _too_large(exc)
+            if too_large is not None:  # ran once; its result could not come back
+                session.failure = too_large
+                return ToolResultBlock(call.id, f"Error: {too_large}", True)
             return ToolResultBlock(call.id, _tool_failure(call, exc), True)
         block = block_from_dict(result)
         assert isinstance(block, ToolResultBlock)
@@ -151,6 +165,14 @@ def _model_error(exc: ActivityError) -> BaseException:
         if isinstance(details, dict) and "type" in details and "message" in details:
             return exception_from_dict(details)
     return RemoteError(type(cause).__name__, f"the model call did not finish: {cause}")
+
+
+def _too_large(exc: ActivityError) -> PayloadTooLargeError | None:
+    """The ``PayloadTooLargeError`` an activity ended with, if that is how it ended."""
+    cause = _cause(exc)
+    if isinstance(cause, ApplicationError) and cause.type == "PayloadTooLargeError":
+        return PayloadTooLargeError(cause.message)
+    return None
 
 
 def _tool_failure(call: ToolRequest, exc: ActivityError) -> str:

@@ -24,7 +24,14 @@ class DurableOptions:
       decision in time is a denial.
     - ``max_history_events`` / ``max_history_bytes``: past either, the run continues as new at
       the next iteration (Temporal's own limits are 51,200 events and 50 MB).
-    - ``load_page``: messages per activity when a run reads its session from the store.
+    - ``load_page`` / ``load_bytes``: messages and JSON bytes per activity, at most, when a
+      run reads its session back from the store (a single larger message comes alone).
+    - ``offload_bytes``: a payload (an activity's input or result, a continue-as-new input, a
+      query's answer) over this many bytes goes to the store or ``blobs`` and Temporal keeps a
+      reference (``OffloadCodec``).
+    - ``payload_limit``: the most bytes Temporal takes in one payload (its default, 2 MB); with
+      nowhere to offload, a value past it ends the run with ``PayloadTooLargeError``.
+    - ``store_attempts``: attempts per store read and write (an append, a page of the session).
     """
 
     model_timeout: float = 300.0
@@ -38,6 +45,10 @@ class DurableOptions:
     max_history_events: int = 10_000
     max_history_bytes: int = 8 * 1024 * 1024
     load_page: int = 500
+    load_bytes: int = 1024 * 1024
+    offload_bytes: int = 128 * 1024
+    payload_limit: int = 2 * 1024 * 1024
+    store_attempts: int = 5
 
     def __post_init__(self) -> None:
         for name in ("model_timeout", "tool_timeout", "heartbeat_timeout", "retry_initial"):
@@ -45,10 +56,19 @@ class DurableOptions:
                 raise ValueError(f"{name} must be > 0")
         if self.retry_max < self.retry_initial:
             raise ValueError("retry_max must be >= retry_initial")
-        for name in ("model_attempts", "tool_attempts", "max_history_events", "load_page"):
+        for name in (
+            "model_attempts",
+            "tool_attempts",
+            "max_history_events",
+            "load_page",
+            "load_bytes",
+            "store_attempts",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
         if self.max_history_bytes < 1024:
             raise ValueError("max_history_bytes must be >= 1024")
+        if not 1024 <= self.offload_bytes < self.payload_limit:
+            raise ValueError("offload_bytes must be >= 1024 and < payload_limit")
         if self.approval_timeout is not None and not self.approval_timeout > 0:
             raise ValueError("approval_timeout must be > 0 (or None to wait as long as it takes)")

@@ -35,8 +35,8 @@ class ModelCall:
     """One model call: what the loop would hand the transport, and where it belongs.
 
     With a store, the first ``stored`` messages are not carried: the activity reads them from
-    the workflow's stored session, so the workflow's history does not grow with the
-    conversation on every call.
+    the workflow's stored session (from its message ``first``, where the run's view of it
+    began), so the workflow's history does not grow with the conversation on every call.
     """
 
     messages: list[JSON]
@@ -46,6 +46,7 @@ class ModelCall:
     workflow_id: str
     turn: int
     stored: int = 0
+    first: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,19 +79,25 @@ class Appended:
 
 @dataclass(frozen=True)
 class LoadPage:
-    """A page of a stored session: ``limit`` messages from ``start``."""
+    """A page of a stored session: up to ``limit`` messages and ``bytes`` of JSON from message
+    ``start`` (None: from where the model's view begins, the last compaction record's kept
+    messages)."""
 
     session: str
-    start: int
+    start: int | None
     limit: int
+    bytes: int = 1024 * 1024
 
 
 @dataclass(frozen=True)
 class StoredPage:
-    """Messages of a stored session, and the store's next position for it."""
+    """Messages of a stored session from message ``start``, the store's next position for it,
+    and whether more messages follow."""
 
     messages: list[JSON]
     following: int
+    start: int = 0
+    more: bool = False
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy as ActivityRetry
+from temporalio.exceptions import ActivityError
 
 from ..approval import approver
 from ..control import Steering
+from ..errors import PayloadTooLargeError, StoreUnavailableError, TetherError
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent
 from ..jsonforms import exception_to_dict, message_from_dict, message_to_dict
 from ..loop import RunState, run_loop
@@ -69,6 +72,9 @@ class DurableSession:
         if start.prompt is not None:
             self.inbox.appendleft(start.prompt)
         self.context = DurableContext(self.workflow_id)
+        self.first = 0  # the stored message the context begins with (the view's first)
+        self.offloads = durable.blobs is not None  # large payloads go to blobs (the codec)
+        self.failure: TetherError | None = None  # what ends the run at its next model call
         self.steering: Steering | None = None
         self.pending: dict[str, Pending] = {}
         self.decisions: dict[str, tuple[bool, str | None]] = {}
@@ -100,14 +106,22 @@ class DurableSession:
 
     async def main(self, start: RunInput) -> RunOutput:
         """Answer every user message (waiting for more while kept open), then the outcome."""
-        await self._open(start)
+        try:
+            await self._open(start)
+        except ActivityError as exc:
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            self.failure = StoreUnavailableError(f"the run could not read its session: {cause}")
+            return self._output()
         resume = start.resuming
         while True:
             if resume or self.inbox:
                 message = None if resume else self.inbox.popleft()
                 resume = False
                 if not await self._answer(message):
-                    workflow.continue_as_new(self._carry())
+                    carry = self._carry()
+                    if self.fits(carry, "the conversation carried over a continue-as-new"):
+                        workflow.continue_as_new(carry)
+                    return self._output()
                 if self.cancelled or not (self.keep_open or self.inbox):
                     return self._output()
             elif self.keep_open and not (self.closing or self.cancelled):
@@ -125,19 +139,47 @@ class DurableSession:
             self.context = DurableContext(self.workflow_id, carried)
             return
         messages: list[Message] = []
-        following = 0
+        at: int | None = None  # the first page starts where the model's view does
         while True:
             page = await workflow.execute_activity(
                 self.names["load"],
-                LoadPage(self.workflow_id, len(messages), self.options.load_page),
+                LoadPage(self.workflow_id, at, self.options.load_page, self.options.load_bytes),
                 result_type=StoredPage,
                 start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=self._store_retry(),
             )
+            if at is None:
+                self.first = page.start
             messages.extend(message_from_dict(m) for m in page.messages)
-            following = page.following
-            if len(page.messages) < self.options.load_page:
+            at = page.start + len(page.messages)
+            if not page.more:
                 break
-        self.context = DurableContext(self.workflow_id, messages, self._write, following)
+        self.context = DurableContext(self.workflow_id, messages, self._write, page.following)
+
+    def _store_retry(self) -> ActivityRetry:
+        """Store reads and writes: a few attempts, then the run ends with the error."""
+        options = self.options
+        return ActivityRetry(
+            initial_interval=timedelta(seconds=options.retry_initial),
+            maximum_interval=timedelta(seconds=options.retry_max),
+            maximum_attempts=options.store_attempts,
+            non_retryable_error_types=["ConflictError", "StoreDamagedError"],
+        )
+
+    def fits(self, value: object, what: str) -> bool:
+        """Whether Temporal can take ``value`` as one payload (always, when large ones are
+        offloaded); if not, the run's failure says so."""
+        if self.offloads:
+            return True
+        size = workflow.payload_converter().to_payload(value).ByteSize()
+        if size < self.options.payload_limit:
+            return True
+        self.failure = PayloadTooLargeError(
+            f"{what} is {size} bytes, over Temporal's payload limit of "
+            f"{self.options.payload_limit}, and the durable agent has no store or blobs to "
+            "offload it to: give TemporalAgent a store or blobs="
+        )
+        return False
 
     async def _write(self, position: int, index: int, message: Message) -> int:
         following: int = await workflow.execute_local_activity(
@@ -145,6 +187,7 @@ class DurableSession:
             Appended(self.workflow_id, position, message_to_dict(message), index),
             result_type=int,
             start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=self._store_retry(),
         )
         return following
 
@@ -227,17 +270,21 @@ class DurableSession:
         error = None
         if end is not None and end.error is not None:
             error = exception_to_dict(end.error)
+        elif self.failure is not None:
+            error = exception_to_dict(self.failure)
         stop = (
             StopReason.CANCELLED.value
             if self.cancelled
             else (end.stop_reason.value if end is not None else StopReason.END_TURN.value)
         )
+        if error is not None and (end is None or end.error is None):
+            stop = StopReason.ERROR.value
         return RunOutput(
             self.answer,
             stop,
             asdict(self.usage),
             end.iterations if end is not None else 0,
-            len(self.context),
+            self.first + len(self.context),
             error,
         )
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from ..agent import Agent
 from ..approval import Approval
 from ..stores.base import SessionRows
+from .blobs import Blobs
 from .options import DurableOptions
 
 __all__ = ["DurableSpec"]
@@ -16,7 +17,8 @@ __all__ = ["DurableSpec"]
 
 @dataclass(frozen=True, slots=True)
 class DurableSpec:
-    """One durable agent: ``names`` are its activities' names by kind."""
+    """One durable agent: ``names`` are its activities' names by kind; ``blobs`` where its
+    large payloads go (the store's rows, or the agent's ``blobs``; None: nowhere)."""
 
     agent: Agent
     name: str
@@ -24,3 +26,4 @@ class DurableSpec:
     approval: Approval | None
     options: DurableOptions
     names: Mapping[str, str]
+    blobs: Blobs | None = None
