@@ -9,8 +9,12 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError
 
+from ..errors import RemoteError
 from ..tools.tool import Tool
+from .options import DurableOptions
 from .payloads import spec_to_dict
 
 __all__ = ["ListedTools", "listing_of"]
@@ -38,19 +42,36 @@ def _stand_in(listed: Mapping[str, Any]) -> Tool:
 
 
 class ListedTools:
-    """A ``ToolSource`` inside the workflow: the worker's tools, listed by an activity."""
+    """A ``ToolSource`` inside the workflow: the worker's tools, listed by an activity, tried
+    ``options.model_attempts`` times; then the run ends with the listing's error."""
 
-    __slots__ = ("activity", "timeout")
+    __slots__ = ("activity", "options", "timeout")
 
-    def __init__(self, activity: str, timeout: float = 60.0) -> None:
+    def __init__(self, activity: str, options: DurableOptions, timeout: float = 60.0) -> None:
         self.activity = activity
+        self.options = options
         self.timeout = timeout
 
     async def list_tools(self) -> list[Tool]:
-        listed: list[dict[str, Any]] = await workflow.execute_activity(
-            self.activity,
-            0,
-            result_type=list,
-            start_to_close_timeout=timedelta(seconds=self.timeout),
+        options = self.options
+        retry = RetryPolicy(
+            initial_interval=timedelta(seconds=options.retry_initial),
+            maximum_interval=timedelta(seconds=options.retry_max),
+            maximum_attempts=options.model_attempts,
         )
+        try:
+            listed: list[dict[str, Any]] = await workflow.execute_activity(
+                self.activity,
+                0,
+                result_type=list,
+                start_to_close_timeout=timedelta(seconds=self.timeout),
+                retry_policy=retry,
+            )
+        except ActivityError as exc:
+            cause = exc.__cause__ if exc.__cause__ is not None else exc
+            raise RemoteError(
+                "ToolListingError",
+                f"the agent's tools could not be listed ({options.model_attempts} attempts): "
+                f"{cause}",
+            ) from None
         return [_stand_in(item) for item in listed]

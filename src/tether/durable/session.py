@@ -92,7 +92,7 @@ class DurableSession:
         self.usage: Usage = Usage(**start.usage) if start.usage else ZERO_USAGE
         tools = durable.agent.tools
         if not all(isinstance(t, Tool) for t in tools):  # sources: listed on a worker
-            tools = [ListedTools(self.names["tools"])]
+            tools = [ListedTools(self.names["tools"], self.options)]
         self.agent: Agent = durable.agent.copy(
             tools=tools,
             middleware=(ActivityCalls(self),),
