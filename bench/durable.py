@@ -1,7 +1,8 @@
 """Durable runs on Temporal, measured in one run beside the plain loop: many agent runs at once
 across worker processes (runs/s, p50/p99 latency from start to result), and the cost each
-activity adds (one run at a time, durable vs ``Agent.run``). ``--local`` adds a short run on
-the real local model.
+activity adds (one run at a time, durable vs ``Agent.run``), and runs whose tool result is 1 MB
+beside runs whose result is 1 KB (the large payloads offloaded to blobs on disk). ``--local``
+adds a short run on the real local model.
 
     python bench/durable.py                   # 1,000 concurrent runs across 2 workers
     python bench/durable.py --runs 200 --workers 1 --quick
@@ -35,11 +36,11 @@ ACTIVITIES = 4  # per run: two model calls, two tool calls
 
 
 def start_workers(
-    address: str, queue: str, count: int, logs: Path, bare: bool = False
+    address: str, queue: str, count: int, logs: Path, bare: bool = False, agent: str = "adder"
 ) -> list[subprocess.Popen[bytes]]:
     """``count`` worker processes: ``tether worker`` serving the agent, or the bare baseline."""
     env = {**os.environ, "PYTHONPATH": str(HERE)}
-    serve_agent = ["-m", "tether.cli", "worker", "--agent", "durable_agents:adder"]
+    serve_agent = ["-m", "tether.cli", "worker", "--agent", f"durable_agents:{agent}"]
     command = [sys.executable, *serve_agent, "--task-queue", queue, "--address", address]
     if bare:
         command = [sys.executable, str(HERE / "durable_agents.py"), address, queue]
@@ -100,6 +101,46 @@ async def plain_run_seconds(reps: int) -> float:
     return (time.perf_counter() - started) / reps
 
 
+SIZES = (1_000, 1_000_000)  # characters of the tool's result
+
+
+async def sized_runs(client: Client, address: str, opts: argparse.Namespace, logs: Path) -> None:
+    """Runs with a 1 KB and a 1 MB tool result: one at a time and ``opts.sized`` at once, on
+    one worker, beside the plain loop with the same results."""
+    workers = start_workers(address, "sized", 1, logs, agent="sized")
+    rows = []
+    try:
+        for size in SIZES:
+            await durable_agents.sized.run(client, str(size), task_queue="sized")  # warm-up
+            started = time.perf_counter()
+            for _ in range(opts.sequential):
+                answer = await durable_agents.sized.run(client, str(size), task_queue="sized")
+                assert answer == str(size), answer
+            one = (time.perf_counter() - started) / opts.sequential
+            started = time.perf_counter()
+            answers = await asyncio.gather(
+                *(
+                    durable_agents.sized.run(client, str(size), task_queue="sized")
+                    for _ in range(opts.sized)
+                )
+            )
+            assert set(answers) == {str(size)}, answers
+            total = time.perf_counter() - started
+            started = time.perf_counter()
+            for _ in range(opts.sequential):
+                assert await durable_agents.fetching.run(str(size)) == str(size)
+            plain = (time.perf_counter() - started) / opts.sequential
+            rows.append((size, one, opts.sized / total, plain))
+    finally:
+        for w in workers:
+            w.terminate()
+            w.wait()
+    print(f"one tool call whose result is the size shown ({opts.sized} runs at once, 1 worker)")
+    print(f"{'result':>12}{'one run ms':>12}{'runs/s':>9}{'plain ms':>10}")
+    for size, one, rate, plain in rows:
+        print(f"{size:>10,} B{one * 1000:12.1f}{rate:9,.1f}{plain * 1000:10.2f}")
+
+
 def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(p * len(values)))]
 
@@ -154,6 +195,7 @@ async def main(opts: argparse.Namespace) -> None:
               f"(bare Temporal: {bare_one / ACTIVITIES * 1000:.1f} ms); tether over bare "
               f"Temporal: {tether_one / bare_one:.2f}x one at a time, "
               f"{bare_total / tether_total:.2f}x the throughput")  # fmt: skip
+        await sized_runs(client, server.address, opts, logs)
         if opts.local:
             await local_model_run(client)
 
@@ -163,11 +205,12 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--sequential", type=int, default=20)
+    parser.add_argument("--sized", type=int, default=20, help="runs at once with each size")
     parser.add_argument("--quick", action="store_true", help="fewer runs")
     parser.add_argument("--local", action="store_true", help="also a run on the local model")
     options = parser.parse_args()
     if options.quick:
-        options.runs, options.sequential = min(options.runs, 100), 5
+        options.runs, options.sequential, options.sized = min(options.runs, 100), 5, 5
     asyncio.run(main(options))
     sys.stdout.flush()
     os._exit(0)  # the Temporal SDK's native threads can abort interpreter teardown

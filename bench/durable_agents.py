@@ -1,13 +1,17 @@
 """What ``bench/durable.py`` runs, importable by its worker processes: a durable agent whose
 scripted model calls two tools at once, then answers (two model calls, two tool calls per run),
 and the baseline: a bare Temporal workflow of the same shape, four no-op activities
-(``python bench/durable_agents.py ADDRESS QUEUE`` serves it)."""
+(``python bench/durable_agents.py ADDRESS QUEUE`` serves it). ``sized``: one tool call whose
+result has the size the prompt asks, its large payloads offloaded to ``FileBlobs`` in
+``$TETHER_BENCH_BLOBS`` (a folder the bench and its workers share)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
+import tempfile
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 
@@ -16,7 +20,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from tether import Agent, Message, StreamEvent, ToolResultBlock, tool
-from tether.durable import TemporalAgent
+from tether.durable import FileBlobs, TemporalAgent
 from tether.events import IterationEnd, ToolInputDelta, ToolUseStart
 from tether.testing import make_text_response
 from tether.types import StopReason, ToolSpec, Usage
@@ -47,6 +51,34 @@ def add(a: int, b: int) -> int:
 
 plain = Agent("Add.", TwoCalls(), tools=[add])
 adder = TemporalAgent(plain, name="bench-adder")
+
+
+class OneFetch:
+    """Turn one: ``fetch`` of the size the prompt names; turn two: the size of what came."""
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        results = [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
+        if not results:
+            size = messages[0].text
+            yield ToolUseStart(0, "call_0", "fetch")
+            yield ToolInputDelta(0, "call_0", f'{{"size": {size}}}')
+            yield IterationEnd(1, StopReason.TOOL_USE, Usage(10, 5))
+            return
+        for event in make_text_response(str(len(str(results[0].content)))):
+            yield event
+
+
+@tool(idempotent=True)
+def fetch(size: int) -> str:
+    """A document of ``size`` characters."""
+    return "x" * size
+
+
+fetching = Agent("Fetch.", OneFetch(), tools=[fetch], max_tool_result_chars=None)
+_BLOBS = os.environ.setdefault("TETHER_BENCH_BLOBS", tempfile.mkdtemp(prefix="tether-blobs-"))
+sized = TemporalAgent(fetching, name="bench-sized", blobs=FileBlobs(_BLOBS))
 
 
 @activity.defn
