@@ -19,7 +19,7 @@ import chained_agents as ca
 import pytest
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.workflowservice.v1 import DeleteWorkflowExecutionRequest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from conftest import HERE, WorkerProcess
@@ -230,6 +230,45 @@ class _ChainWorker(WorkerProcess):
 
 def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(HERE)}
+
+
+KILLS = int(os.environ.get("TETHER_EVENT_KILLS", "6"))
+
+
+async def test_readers_across_runs_miss_nothing_while_workers_are_killed(
+    temporal: DevServer, client: Client, tmp_path: Path
+) -> None:
+    """Worker processes SIGKILLed at random moments while a run continues as new: live readers
+    (one slow, three more attached after each kill) wait for the next worker to answer, each
+    query on an earlier run included, also while the server turns queries away (its buffer
+    for a run's queries is full while a lost worker's workflow task is in flight), and get what
+    a reader attached after the end gets."""
+    rng = random.Random()
+    queue = f"kill-chain-{os.getpid()}"
+    worker = _ChainWorker(temporal.address, queue, tmp_path / "w0.log").wait_ready()
+    try:
+        run = await ca.chained.start(client, ca.rounds(ROUNDS, pause=0.2), task_queue=queue)
+        live = [asyncio.create_task(_read(run)), asyncio.create_task(_read(run, lag=0.05))]
+        landed = 0  # kills while the workflow ran
+        for kill in range(KILLS):
+            await asyncio.sleep(rng.uniform(0.1, 1.5))
+            described = await run.handle.describe()
+            landed += described.status == WorkflowExecutionStatus.RUNNING
+            worker.kill()
+            # readers attached while no worker answers: their queries wait together
+            live += [asyncio.create_task(_read(run)) for _ in range(3)]
+            log = tmp_path / f"w{kill + 1}.log"
+            worker = await asyncio.to_thread(_ChainWorker(temporal.address, queue, log).wait_ready)
+        await run.answer()
+        readers = await asyncio.gather(*live)
+        after = await _read(run)
+    finally:
+        worker.stop()
+    assert landed >= KILLS // 2, f"only {landed} kills landed mid-run"
+    assert await _runs(run) >= 3
+    assert _results(after) == _expected_results()
+    for number, events in enumerate(readers):
+        assert _shape(events) == _shape(after), number
 
 
 def test_tether_run_durable_shows_every_result_of_a_run_that_continues_as_new(

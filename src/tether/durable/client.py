@@ -4,6 +4,7 @@ await its outcome."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ POLL = 0.05  # seconds between looks at a busy run
 IDLE_POLL = 1.0  # the longest wait between looks at a run that waits (for a person, a message)
 # what a query gets while no worker answers it (the one that held the run was lost, say)
 NO_WORKER = {RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED, RPCStatusCode.UNAVAILABLE}
+# ... and while the server holds as many queries for the run as it will (a workflow task in
+# flight, on a worker lost say, and readers asking meanwhile): each is asked again later
+ASK_AGAIN = NO_WORKER | {RPCStatusCode.RESOURCE_EXHAUSTED}
 # seconds a query may take before it is asked again, doubled while it keeps timing out: Temporal
 # may hand it to a lost worker's queue (and give up only after 20 s) for 10 s after the loss
 QUERY_TIMEOUT = 3.0
@@ -229,11 +233,11 @@ class DurableRun:
                 )
                 return page
             except RPCError as exc:
-                if exc.status not in NO_WORKER:
+                if exc.status not in ASK_AGAIN:
                     raise
                 if exc.status == RPCStatusCode.DEADLINE_EXCEEDED:
                     timeout *= 2  # perhaps only a busy worker: give it longer
-            await asyncio.sleep(wait)
+            await asyncio.sleep(wait * random.uniform(0.5, 1.5))  # readers ask apart
             wait = min(wait * 2, max(poll, IDLE_POLL))
 
     async def _live(self, tail: LiveTail) -> tuple[frozenset[tuple[str, int]], list[StreamEvent]]:
