@@ -14,6 +14,7 @@ import json
 import os
 import random
 import sqlite3
+import tempfile
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from tether import Agent, Message, StreamEvent, TextBlock, ToolResultBlock, report_progress, tool
-from tether.durable import DurableOptions, TemporalAgent, current_call
+from tether.durable import DurableOptions, FileBlobs, TemporalAgent, current_call
 from tether.errors import RateLimitError
 from tether.events import IterationEnd, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from tether.transports import FallbackTransport
@@ -147,6 +148,27 @@ guarded = TemporalAgent(
     Agent("You follow plans.", PlanModel(), tools=[send_wire, lookup]),
     name="guarded",
     approval={"send_wire"},
+    options=FAST,
+)
+
+
+@tool(idempotent=True)
+async def document(name: str, size: int) -> str:
+    """Read-only: the document ``name``, ``size`` characters long (the same every time)."""
+    await asyncio.sleep(random.uniform(0.0, 0.2))  # a kill may land mid-call
+    line = f"{name} says hello. "
+    return (line * (size // len(line) + 1))[:size]
+
+
+BLOBS = os.environ.get(
+    "TETHER_TEST_BLOBS", str(Path(tempfile.gettempdir()) / f"tether-test-blobs-{os.getuid()}")
+)
+"""The blob folder of ``sizer``: the test and its worker processes agree on it."""
+
+sizer = TemporalAgent(  # no store: large payloads go to blobs on the shared disk
+    Agent("You follow plans.", PlanModel(), tools=[pay, lookup, document]),
+    name="sizer",
+    blobs=FileBlobs(BLOBS),
     options=FAST,
 )
 
