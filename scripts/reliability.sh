@@ -22,3 +22,6 @@ TETHER_CRASH_TRIALS="${TETHER_CRASH_TRIALS:-1000}" "$python" -m pytest -q -p no:
     tests/stores/test_faults.py tests/stores/test_server_restart.py tests/stores/test_crash.py \
     tests/session/test_session_store_faults.py tests/session/test_soak.py \
     tests/test_engine_faults.py tests/tracing/test_sink_failure.py
+echo "== durable runs of any size: 50 runs, results up to 20 MB, workers SIGKILLed"
+TETHER_SIZE_SOAK_RUNS="${TETHER_SIZE_SOAK_RUNS:-50}" TETHER_SIZE_SOAK_MB="${TETHER_SIZE_SOAK_MB:-20}" \
+    "$python" -m pytest -q -p no:cacheprovider tests/durable/test_size_soak.py
