@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +28,8 @@ from temporalio.client import Client
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+BLOBS = tempfile.mkdtemp(prefix="tether-bench-blobs-")  # the sized runs' blobs, removed at the end
+os.environ["TETHER_BENCH_BLOBS"] = BLOBS  # before durable_agents reads it (workers inherit it)
 
 import durable_agents  # noqa: E402
 
@@ -195,7 +198,10 @@ async def main(opts: argparse.Namespace) -> None:
               f"(bare Temporal: {bare_one / ACTIVITIES * 1000:.1f} ms); tether over bare "
               f"Temporal: {tether_one / bare_one:.2f}x one at a time, "
               f"{bare_total / tether_total:.2f}x the throughput")  # fmt: skip
-        await sized_runs(client, server.address, opts, logs)
+        try:
+            await sized_runs(client, server.address, opts, logs)
+        finally:
+            shutil.rmtree(BLOBS, ignore_errors=True)
         if opts.local:
             await local_model_run(client)
 

@@ -14,6 +14,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
+from pathlib import Path
 
 from temporalio import activity, workflow
 from temporalio.client import Client
@@ -77,7 +78,7 @@ def fetch(size: int) -> str:
 
 
 fetching = Agent("Fetch.", OneFetch(), tools=[fetch], max_tool_result_chars=None)
-_BLOBS = os.environ.setdefault("TETHER_BENCH_BLOBS", tempfile.mkdtemp(prefix="tether-blobs-"))
+_BLOBS = os.environ.get("TETHER_BENCH_BLOBS") or str(Path(tempfile.gettempdir()) / "tether-blobs")
 sized = TemporalAgent(fetching, name="bench-sized", blobs=FileBlobs(_BLOBS))
 
 

@@ -10,6 +10,7 @@ every result. The ``bank`` tools write to a SQLite ledger (the "outside world", 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import random
@@ -47,11 +48,23 @@ class PlanModel:
                 yield ToolInputDelta(i, call_id, json.dumps(args))
             yield IterationEnd(0, StopReason.TOOL_USE, usage)
             return
-        texts = [str(b.content) for m in messages for b in _results(m)]
+        texts = [self.shown(str(b.content)) for m in messages for b in _results(m)]
         answer = "done: " + " | ".join(texts)
         for start in range(0, len(answer), 16):  # streamed in pieces, as a provider would
             yield TextDelta(0, answer[start : start + 16])
         yield IterationEnd(0, StopReason.END_TURN, usage)
+
+    def shown(self, text: str) -> str:
+        """How the answer quotes a result: whole."""
+        return text
+
+
+class DigestPlanModel(PlanModel):
+    """``PlanModel`` whose answer quotes each result by its size and digest (a 20 MB result
+    would make a 20 MB answer, streamed 16 characters at a time)."""
+
+    def shown(self, text: str) -> str:
+        return f"{len(text)} characters, sha256 {hashlib.sha256(text.encode()).hexdigest()[:16]}"
 
 
 class NamedPlanModel(PlanModel):
@@ -166,7 +179,7 @@ BLOBS = os.environ.get(
 """The blob folder of ``sizer``: the test and its worker processes agree on it."""
 
 sizer = TemporalAgent(  # no store: large payloads go to blobs on the shared disk
-    Agent("You follow plans.", PlanModel(), tools=[pay, lookup, document]),
+    Agent("You follow plans.", DigestPlanModel(), tools=[pay, lookup, document]),
     name="sizer",
     blobs=FileBlobs(BLOBS),
     options=FAST,

@@ -19,7 +19,7 @@ from temporalio.client import Client
 
 from conftest import WorkerProcess
 from tether import MemoryContextStore, tool
-from tether.durable import DevServer, DurableRun
+from tether.durable import DevServer, DurableRun, FileBlobs, TemporalAgent
 
 RUNS = int(os.environ.get("TETHER_SIZE_SOAK_RUNS", "8"))
 MAX_BYTES = int(float(os.environ.get("TETHER_SIZE_SOAK_MB", "3")) * 1_000_000)
@@ -52,8 +52,12 @@ def _plain_pay(to: str, amount: int) -> str:
 
 
 async def test_runs_of_any_size_survive_worker_kills(
-    temporal: DevServer, ledger: Path, tmp_path: Path
+    temporal: DevServer, ledger: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("TETHER_TEST_BLOBS", str(tmp_path / "blobs"))  # the workers' blobs
+    sizer = TemporalAgent(  # this process's handle on the same agent and blobs
+        da.sizer.agent, name="sizer", blobs=FileBlobs(tmp_path / "blobs"), options=da.FAST
+    )
     rng = random.Random(int(os.environ.get("TETHER_KILL_SEED", "36")))
     queue = f"sizes-{os.getpid()}"
     client = await Client.connect(temporal.address)
@@ -66,7 +70,7 @@ async def test_runs_of_any_size_survive_worker_kills(
         while len(runs) < RUNS:
             for _ in range(min(2, RUNS - len(runs))):
                 prompt = _prompt(len(runs), rng)
-                runs.append((await da.sizer.start(client, prompt, task_queue=queue), prompt))
+                runs.append((await sizer.start(client, prompt, task_queue=queue), prompt))
             await asyncio.sleep(rng.uniform(0.2, 2.0))
             worker.kill()
             kills += 1
@@ -85,4 +89,8 @@ async def test_runs_of_any_size_survive_worker_kills(
         assert output.answer == reference[-1].text, run.id
     effects = da.ledger().execute("SELECT key, COUNT(*) FROM effects GROUP BY key").fetchall()
     assert len(effects) == len(runs) and all(count == 1 for _, count in effects)
-    print(f"\n{len(runs)} runs up to {MAX_BYTES:,} B a result, {kills} worker kills")
+    blobs = sum(f.stat().st_size for f in (tmp_path / "blobs").iterdir())
+    print(
+        f"\n{len(runs)} runs up to {MAX_BYTES:,} B a result, {kills} worker kills, "
+        f"{blobs / 1e6:,.0f} MB of blobs"
+    )
