@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))  # durable_agents, as the worker processes import it
 
 from tether.durable import DevServer  # noqa: E402
+from tether.stores import SQLiteStore  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -24,6 +25,23 @@ def temporal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
     db = tmp_path_factory.mktemp("temporal") / "temporal.db"
     with DevServer(db) as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+async def _stores_closed(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """Every ``SQLiteStore`` a test opens in this process is closed when it ends: an open one
+    keeps its file descriptor, which later tests that count this process's open files see."""
+    opened: list[SQLiteStore] = []
+    made = SQLiteStore.__init__
+
+    def init(self: SQLiteStore, *args: object, **kwargs: object) -> None:
+        made(self, *args, **kwargs)  # type: ignore[arg-type]
+        opened.append(self)
+
+    monkeypatch.setattr(SQLiteStore, "__init__", init)
+    yield
+    for store in opened:
+        await store.aclose()
 
 
 @pytest.fixture
