@@ -68,19 +68,23 @@ class McpServer:
 
     def __init__(
         self,
-        prefix: str,
+        derived: str,
         timeout: float,
         connect_timeout: float,
         list_timeout: float = 5.0,
         *,
+        name: str | None = None,
         name_prefix: str | None = None,
-        auto_prefix: str | None = None,
     ) -> None:
+        """``derived`` is the prefix a kind of server makes of its command or URL: the
+        ``auto_prefix`` unless ``name`` is given, the ``prefix`` unless ``name`` or
+        ``name_prefix`` is."""
         if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
         self.name_prefix = checked_name_prefix(name_prefix)
-        self.prefix = prefix_of(prefix)
-        self._auto_prefix = prefix_of(auto_prefix if auto_prefix is not None else prefix)
+        own = derived if name is None else name
+        self.prefix = prefix_of(own if name is not None or name_prefix is None else name_prefix)
+        self._auto_prefix = prefix_of(own)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.revision = 0  # moves whenever the tool list may have changed

@@ -43,15 +43,13 @@ class McpStdio(McpServer):
             raise ValueError("McpStdio needs a command")
         if isinstance(args, str):
             raise TypeError("McpStdio args must be a list of strings, not one string")
-        derived = name if name is not None else command_prefix(command, args)
-        given = name if name is not None else name_prefix
         super().__init__(
-            given if given is not None else derived,
+            command_prefix(command, args),
             timeout,
             connect_timeout,
             list_timeout,
+            name=name,
             name_prefix=name_prefix,
-            auto_prefix=derived,
         )
         self.command = command
         self.args = list(args)

@@ -39,17 +39,15 @@ class McpStreamable(McpServer):
             raise ValueError(f"McpStreamable needs an http(s) URL, got {url!r}")
         if parts.username or parts.password:
             raise ValueError("McpStreamable: put credentials in token= or headers=, not the URL")
-        derived = name if name is not None else host_prefix(url)
-        given = name if name is not None else name_prefix
         super().__init__(
-            given if given is not None else derived,
+            host_prefix(url),
             timeout,
             connect_timeout,
             list_timeout,
+            name=name,
             name_prefix=name_prefix,
-            auto_prefix=derived,
         )
-        self._named = given is not None
+        self._named = name is not None or name_prefix is not None
         self.url = url
         self.headers = dict(headers or {})
         self._token = token
