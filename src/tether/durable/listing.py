@@ -9,7 +9,6 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError
 
 from ..errors import RemoteError
@@ -54,11 +53,7 @@ class ListedTools:
 
     async def list_tools(self) -> list[Tool]:
         options = self.options
-        retry = RetryPolicy(
-            initial_interval=timedelta(seconds=options.retry_initial),
-            maximum_interval=timedelta(seconds=options.retry_max),
-            maximum_attempts=options.model_attempts,
-        )
+        retry = options.activity_retry(options.model_attempts)
         try:
             listed: list[dict[str, Any]] = await workflow.execute_activity(
                 self.activity,

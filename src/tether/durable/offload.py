@@ -138,12 +138,7 @@ class ActivityCalls(Middleware):
         return block
 
     def _retry(self, attempts: int) -> RetryPolicy:
-        options = self.session.options
-        return RetryPolicy(
-            initial_interval=timedelta(seconds=options.retry_initial),
-            maximum_interval=timedelta(seconds=options.retry_max),
-            maximum_attempts=attempts,
-        )
+        return self.session.options.activity_retry(attempts)
 
     def _tool_timeout(self, call: ToolRequest) -> float:
         """The engine times a tool out inside the activity; the activity gets a little longer."""

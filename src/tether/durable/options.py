@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
 
 __all__ = ["DurableOptions"]
 
@@ -72,3 +76,13 @@ class DurableOptions:
             raise ValueError("offload_bytes must be >= 1024 and < payload_limit")
         if self.approval_timeout is not None and not self.approval_timeout > 0:
             raise ValueError("approval_timeout must be > 0 (or None to wait as long as it takes)")
+
+    def activity_retry(self, attempts: int, final: Sequence[str] = ()) -> RetryPolicy:
+        """The retry policy of an activity tried ``attempts`` times, ``retry_initial`` to
+        ``retry_max`` apart; errors of the ``final`` types are not retried."""
+        return RetryPolicy(
+            initial_interval=timedelta(seconds=self.retry_initial),
+            maximum_interval=timedelta(seconds=self.retry_max),
+            maximum_attempts=attempts,
+            non_retryable_error_types=list(final) or None,
+        )

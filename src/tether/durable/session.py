@@ -159,11 +159,8 @@ class DurableSession:
     def _store_retry(self) -> ActivityRetry:
         """Store reads and writes: a few attempts, then the run ends with the error."""
         options = self.options
-        return ActivityRetry(
-            initial_interval=timedelta(seconds=options.retry_initial),
-            maximum_interval=timedelta(seconds=options.retry_max),
-            maximum_attempts=options.store_attempts,
-            non_retryable_error_types=["ConflictError", "StoreDamagedError"],
+        return options.activity_retry(
+            options.store_attempts, ("ConflictError", "StoreDamagedError")
         )
 
     def fits(self, value: object, what: str) -> bool:
