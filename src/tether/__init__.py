@@ -21,22 +21,22 @@ from typing import TYPE_CHECKING, Any
 _LAZY = {
     "Agent": "agent",
     "AgentSession": "session",
-    "AgentStream": "stream",
+    "AgentStream": "loop",
     "Allow": "tools.guards",
     "AllowAllGuard": "tools.guards",
     "AudioBlock": "messages",
-    "CancellationToken": "control",
-    "CharBudget": "budget",
+    "CancellationToken": "loop",
+    "CharBudget": "context",
     "CheckGuard": "tools.guards",
     "CircuitBreaker": "transports.fallback",
-    "Clock": "clock",
+    "Clock": "base.clock",
     "CompletionTransport": "transports.base",
     "ConcurrentGuard": "tools.guards",
     "ContentBlock": "messages",
-    "ContextPolicy": "budget",
+    "ContextPolicy": "context",
     "ContextStore": "context",
     "Compacted": "events",
-    "Compaction": "compaction",
+    "Compaction": "context",
     "CompactionFailed": "events",
     "ContextTrimmed": "events",
     "ConversationStore": "session",
@@ -53,7 +53,7 @@ _LAZY = {
     "IterationEnd": "events",
     "IterationStart": "events",
     "LimitExceeded": "errors",
-    "Limits": "limits",
+    "Limits": "loop",
     "MaxIterationsError": "errors",
     "McpError": "mcp",
     "McpStdio": "mcp",
@@ -61,8 +61,8 @@ _LAZY = {
     "McpTool": "mcp",
     "MemoryContextStore": "context",
     "Message": "messages",
-    "Middleware": "middleware",
-    "ModelRequest": "middleware",
+    "Middleware": "loop",
+    "ModelRequest": "loop",
     "ModelStopError": "errors",
     "OutputValidationError": "errors",
     "PendingCall": "events",
@@ -74,15 +74,15 @@ _LAZY = {
     "RunPaused": "errors",
     "Rewrite": "tools.guards",
     "RunCancelled": "errors",
-    "RunRequest": "middleware",
+    "RunRequest": "loop",
     "SessionEndEvent": "events",
-    "Steering": "control",
+    "Steering": "loop",
     "SteeringInjected": "events",
     "StopReason": "types",
     "StreamContractError": "errors",
     "StreamError": "errors",
     "StreamEvent": "events",
-    "SystemClock": "clock",
+    "SystemClock": "base.clock",
     "TetherError": "errors",
     "TextBlock": "messages",
     "TextDelta": "events",
@@ -94,7 +94,7 @@ _LAZY = {
     "ToolInputDelta": "events",
     "ToolNotFoundError": "errors",
     "ToolProgress": "events",
-    "ToolRequest": "middleware",
+    "ToolRequest": "loop",
     "ToolResult": "events",
     "ToolResultBlock": "messages",
     "ToolSelector": "tools.selector",
@@ -103,7 +103,7 @@ _LAZY = {
     "ToolUseBlock": "messages",
     "ToolUseStart": "events",
     "TransportError": "errors",
-    "Trim": "budget",
+    "Trim": "context",
     "Usage": "types",
     "report_progress": "tools.progress",
     "report_usage": "tools.progress",
@@ -113,16 +113,14 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .agent import Agent as Agent
-    from .budget import CharBudget as CharBudget
-    from .budget import ContextPolicy as ContextPolicy
-    from .budget import Trim as Trim
-    from .clock import Clock as Clock
-    from .clock import SystemClock as SystemClock
-    from .compaction import Compaction as Compaction
+    from .base.clock import Clock as Clock
+    from .base.clock import SystemClock as SystemClock
+    from .context import CharBudget as CharBudget
+    from .context import Compaction as Compaction
+    from .context import ContextPolicy as ContextPolicy
     from .context import ContextStore as ContextStore
     from .context import MemoryContextStore as MemoryContextStore
-    from .control import CancellationToken as CancellationToken
-    from .control import Steering as Steering
+    from .context import Trim as Trim
     from .errors import GuardError as GuardError
     from .errors import GuardrailError as GuardrailError
     from .errors import LimitExceeded as LimitExceeded
@@ -156,7 +154,14 @@ if TYPE_CHECKING:
     from .events import ToolProgress as ToolProgress
     from .events import ToolResult as ToolResult
     from .events import ToolUseStart as ToolUseStart
-    from .limits import Limits as Limits
+    from .loop import AgentStream as AgentStream
+    from .loop import CancellationToken as CancellationToken
+    from .loop import Limits as Limits
+    from .loop import Middleware as Middleware
+    from .loop import ModelRequest as ModelRequest
+    from .loop import RunRequest as RunRequest
+    from .loop import Steering as Steering
+    from .loop import ToolRequest as ToolRequest
     from .mcp import McpError as McpError
     from .mcp import McpStdio as McpStdio
     from .mcp import McpStreamable as McpStreamable
@@ -169,15 +174,10 @@ if TYPE_CHECKING:
     from .messages import TextBlock as TextBlock
     from .messages import ToolResultBlock as ToolResultBlock
     from .messages import ToolUseBlock as ToolUseBlock
-    from .middleware import Middleware as Middleware
-    from .middleware import ModelRequest as ModelRequest
-    from .middleware import RunRequest as RunRequest
-    from .middleware import ToolRequest as ToolRequest
     from .providers import transport as transport
     from .session import AgentSession as AgentSession
     from .session import ConversationStore as ConversationStore
     from .session import ToolCallContext as ToolCallContext
-    from .stream import AgentStream as AgentStream
     from .tools.decisions import GuardDecision as GuardDecision
     from .tools.decorator import tool as tool
     from .tools.guards import Allow as Allow

@@ -6,24 +6,31 @@ from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from .approval import Decisions
-from .blocking import run_blocking
-from .config import AgentConfig
+from .base.blocking import run_blocking
 from .context import ContextStore, MemoryContextStore
-from .delegation import agent_tool
-from .dispatch import dispatcher_for, run_calls, tools_by_name
 from .errors import RunPaused
 from .events import StreamEvent
-from .loop import RunState, UserInput, run_loop
+from .loop import (
+    AgentConfig,
+    AgentStream,
+    Decisions,
+    RunState,
+    UserInput,
+    agent_tool,
+    dispatcher_for,
+    observed,
+    run_calls,
+    run_loop,
+    spec_for,
+    tools_by_name,
+)
 from .messages import ToolResultBlock, ToolUseBlock
-from .output import spec_for
-from .results import interrupted_result
-from .stream import AgentStream, observed
+from .tools.results import interrupted_result
 from .tools.selector import read_tools
 from .types import StopReason
 
 if TYPE_CHECKING:
-    from .control import CancellationToken, Steering
+    from .loop import CancellationToken, Steering
     from .tools.tool import Tool
 
 __all__ = ["Agent"]
@@ -200,5 +207,5 @@ class Agent(AgentConfig):
         of a run on a fresh context; its answer (a typed agent's output, as JSON) is the result,
         its tokens count in the caller's run, its progress streams as the call's. ``name``
         defaults to the agent's ``name`` made a valid tool name, ``description`` to the first
-        line of its system prompt (``tether.delegation``)."""
+        line of its system prompt (``tether.loop.delegation``)."""
         return agent_tool(self, name, description)

@@ -9,11 +9,11 @@ from pathlib import Path
 from rich.console import Console
 
 from tether import Compaction, Usage, tool
-from tether.budget import estimate_chars
 from tether.cli.app import build_agent
 from tether.cli.args import build_parser
 from tether.cli.chat import ChatSession
 from tether.cli.render import RichRenderer
+from tether.context.policy import estimate_chars
 from tether.stores import SQLiteStore
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request

@@ -32,8 +32,8 @@ import yaml
 from prompty_adapter import assert_subset, load
 
 from tether import Message, Steering, Tool, ToolSpec
-from tether.control import CancellationToken
 from tether.events import StreamEvent
+from tether.loop.control import CancellationToken
 from tether.prompty.errors import TurnCancelled, TurnGuardrailError
 from tether.prompty.execution.loop import GuardrailResult, Guardrails, LoopOptions, agent_loop
 from tether.prompty.execution.tools import engine_tools

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from prompty_adapter import assert_subset, load
 
-from tether.control import CancellationToken
+from tether.loop.control import CancellationToken
 from tether.prompty.messages import PromptMessage
 from tether.prompty.turns.data import (
     ContextState,

@@ -517,7 +517,7 @@ _ = (IterationEnd, StopReason)
 
 def test_a_durable_agents_approval_is_the_agents_one_definition() -> None:
     from tether import Agent
-    from tether.approval import Approval
+    from tether.loop.approval import Approval
 
     agent = Agent("x", ScriptedTransport([]), name="d")
     with pytest.raises(TypeError, match="approval takes a set of tool names"):

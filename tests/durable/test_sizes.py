@@ -24,10 +24,10 @@ from tether import (
     ToolResultBlock,
     tool,
 )
+from tether.context.records import compaction_record
 from tether.durable import DevServer, DurableOptions, DurableRunError, TemporalAgent
 from tether.errors import PayloadTooLargeError
 from tether.events import IterationEnd, TextDelta, ToolInputDelta, ToolUseStart
-from tether.records import compaction_record
 from tether.stores import SQLiteStore
 from tether.types import StopReason, ToolSpec, Usage
 

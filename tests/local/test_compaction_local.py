@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tether import Agent, Compacted, Compaction, CompactionFailed, MemoryContextStore, tool
+from tether.context.records import kept_of
 from tether.local import LocalModel
-from tether.records import kept_of
 
 pytestmark = [pytest.mark.local_model, pytest.mark.timeout(600)]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tether.reply import ReplyBuilder
+from tether.loop.reply import ReplyBuilder
 from tether.testing import assert_stream_contract
 from tether.transports.anthropic import AnthropicCodec
 from tether.transports.openai_chat import OpenAIChatCodec

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tether.control import CancellationToken
+from tether.loop.control import CancellationToken
 from tether.prompty.errors import IndeterminateOutcome
 from tether.prompty.messages import PromptMessage
 from tether.prompty.turns.data import ContextState, DelegatedStateRef, TurnOptions

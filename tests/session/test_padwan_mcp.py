@@ -1,6 +1,6 @@
 """padwan-ai's MCP side of ``AgentSession`` on stand-in servers: ``McpTool`` without a handler and
 ``to_tool_def``, the ``mcp_tools`` list read again every round (tools and servers appended
-mid-session), and names made unique when sources collide. Real servers: ``tests/mcpclient/``."""
+mid-session), and names made unique when sources collide. Real servers: ``tests/mcp/``."""
 
 from __future__ import annotations
 

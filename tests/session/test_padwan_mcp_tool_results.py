@@ -15,9 +15,9 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
 
 
 def test_reduce_mcp_result_lives_beside_the_remote_reading() -> None:
-    import tether.results
+    import tether.tools.results
 
-    assert not hasattr(tether.results, "reduce_mcp_result")  # one home, in the MCP layer
+    assert not hasattr(tether.tools.results, "reduce_mcp_result")  # one home, in the MCP layer
     assert reduce_mcp_result({"content": [{"type": "text", "text": "x"}]}).content == "x"
 
 

@@ -13,9 +13,9 @@ from pydantic import BaseModel
 
 from tether import ImageBlock, Tool, ToolResultBlock
 from tether.mcp.content import reduce_mcp_result
-from tether.results import to_content
 from tether.session import AgentSession
 from tether.testing import Call, Reply, ScriptedTransport
+from tether.tools.results import to_content
 
 
 class Item(BaseModel):

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from tether import AgentSession, Compaction, McpTool, Usage
-from tether.budget import estimate_chars
-from tether.records import kept_of
+from tether.context.policy import estimate_chars
+from tether.context.records import kept_of
 from tether.stores import SQLiteStore
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request

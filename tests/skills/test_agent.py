@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from tether import Deny
+from tether.loop.middleware import Middleware, ToolHandler, ToolRequest
 from tether.messages import ToolResultBlock
-from tether.middleware import Middleware, ToolHandler, ToolRequest
 from tether.skills import (
     Action,
     AgentState,

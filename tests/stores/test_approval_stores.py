@@ -29,8 +29,8 @@ from backends import BACKENDS, CHILD_ENV, make
 
 from rendezvous import Together
 from tether import Agent, Message, Tool
-from tether.approval import pending
 from tether.errors import ConflictError, RunPaused
+from tether.loop.approval import pending
 from tether.testing import Call, Reply, ScriptedTransport
 
 TRIALS = int(os.environ.get("TETHER_APPROVAL_TRIALS", "30"))

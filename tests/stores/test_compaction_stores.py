@@ -14,9 +14,9 @@ from backends import BACKENDS, make
 
 from parts import needs
 from tether import Agent, Compacted, Compaction, Message, Tool, Usage
-from tether.budget import estimate_chars
-from tether.records import compaction_record, context_start, kept_of
-from tether.stored import visible
+from tether.context.policy import estimate_chars
+from tether.context.records import compaction_record, context_start, kept_of
+from tether.loop.history_view import visible
 from tether.stores import SQLiteStore
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request

@@ -15,9 +15,9 @@ import pytest
 from recorded import SPANS, record
 
 from tether import Agent, Tool
+from tether.base.writes import write_all
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.tracing import Recorder, TraceWriteWarning
-from tether.writes import write_all
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
 

@@ -45,7 +45,7 @@ from tether.events import (
     ToolInputDelta,
     ToolUseStart,
 )
-from tether.reply import ReplyBuilder
+from tether.loop.reply import ReplyBuilder
 from tether.testing import assert_stream_contract
 from tether.transports.anthropic import (
     AnthropicCodec,

@@ -42,7 +42,7 @@ from tether.events import (
     ToolInputDelta,
     ToolUseStart,
 )
-from tether.reply import ReplyBuilder
+from tether.loop.reply import ReplyBuilder
 from tether.testing import assert_stream_contract, collect
 from tether.transports.openai_responses import (
     PROVIDER,

@@ -17,13 +17,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ..agent import Agent
-from ..compaction import Compaction
-from ..context import ContextStore
+from ..context import Compaction, ContextStore
 from ..errors import AuthenticationError, ModelStopError, TetherError
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
+from ..loop import AgentStream, Middleware
 from ..messages import Message
-from ..middleware import Middleware
-from ..stream import AgentStream
 from ..tools.tool import Tool
 from ..tracing import Recorder
 from ..transports.base import ClosableTransport, CompletionTransport

@@ -19,9 +19,9 @@ from typing import TypeAlias
 from rich.console import Console
 
 from ..agent import Agent
-from ..approval import pending
 from ..context import ContextStore, MemoryContextStore
 from ..events import PendingCall, StreamEvent
+from ..loop import pending
 from ..stores import SQLiteStore
 from ..types import ZERO_USAGE, Usage
 from .app import (

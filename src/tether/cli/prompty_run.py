@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..events import StreamEvent
-from ..middleware import Middleware, RunHandler, RunRequest, as_generator
+from ..loop import Middleware, RunHandler, RunRequest, as_generator
 from ..transports.base import CompletionTransport
 from .app import (
     TurnWatch,

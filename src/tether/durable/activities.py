@@ -15,7 +15,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ..agent import Agent
-from ..dispatch import dispatcher_for, run_in_tasks, tools_by_name
+from ..context import context_start
 from ..errors import ConflictError, PayloadTooLargeError
 from ..events import StreamEvent, ToolProgress
 from ..jsonforms import (
@@ -25,11 +25,18 @@ from ..jsonforms import (
     message_from_dict,
     message_to_dict,
 )
+from ..loop import (
+    ModelRequest,
+    as_generator,
+    call_transport,
+    dispatcher_for,
+    model_chain,
+    run_in_tasks,
+    tools_by_name,
+)
 from ..messages import Message, ToolResultBlock, ToolUseBlock
-from ..middleware import ModelRequest, as_generator, call_transport, model_chain
-from ..records import context_start
-from ..results import interrupted_result
 from ..stores.base import SessionRows
+from ..tools.results import interrupted_result
 from ..tools.selector import read_tools
 from ..tracing.ambient import with_ambient
 from .call import CURRENT, DurableCall

@@ -14,9 +14,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from ..agent import Agent
-from ..approval import Approval, check_approval
-from ..compaction import Compaction
-from ..output import spec_for
+from ..context import Compaction
+from ..loop import Approval, check_approval, spec_for
 from ..stores.base import SessionRows
 from ..tools.tool import Tool
 from .activities import AgentActivities, activity_names

@@ -11,7 +11,7 @@ __all__ = ["WorkflowClock"]
 
 
 class WorkflowClock:
-    """A ``tether.clock.Clock`` on Temporal's deterministic time, random source and timers."""
+    """A ``tether.base.clock.Clock`` on Temporal's deterministic time, random source and timers."""
 
     __slots__ = ()
 

@@ -19,8 +19,8 @@ from temporalio.exceptions import ActivityError, ApplicationError
 from ..errors import PayloadTooLargeError, RemoteError, TetherError
 from ..events import StreamEvent
 from ..jsonforms import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
+from ..loop import Middleware, ModelHandler, ModelRequest, ToolHandler, ToolRequest
 from ..messages import Message, ToolResultBlock
-from ..middleware import Middleware, ModelHandler, ModelRequest, ToolHandler, ToolRequest
 from .payloads import ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict
 
 if TYPE_CHECKING:

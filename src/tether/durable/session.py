@@ -18,15 +18,11 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy as ActivityRetry
 from temporalio.exceptions import ActivityError
 
-from ..approval import approver
-from ..control import Steering
 from ..errors import PayloadTooLargeError, StoreUnavailableError, TetherError
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent
 from ..jsonforms import exception_to_dict, message_from_dict, message_to_dict
-from ..loop import RunState, run_loop
+from ..loop import RunState, Steering, ToolRequest, approver, run_loop, spec_for
 from ..messages import Message
-from ..middleware import ToolRequest
-from ..output import spec_for
 from ..tools.tool import Tool
 from ..transports.retry import RetryPolicy
 from ..types import ZERO_USAGE, StopReason, Usage

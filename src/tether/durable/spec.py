@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..agent import Agent
-from ..approval import Approval
+from ..loop import Approval
 from ..stores.base import SessionRows
 from .blobs import Blobs
 from .options import DurableOptions

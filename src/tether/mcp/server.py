@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Self
 
+from ..base.interrupt import Overrun, within
 from ..errors import TetherError
-from ..interrupt import Overrun, within
 from ..messages import ToolResultBlock
 from ..tools.progress import ProgressSink, progress_sink
 from ..tools.tool import Tool

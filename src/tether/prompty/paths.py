@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from ..openat import DIR_FLAGS, FILE_FLAGS, ROOT_FLAGS, SAFE_OPEN
+from ..base.openat import DIR_FLAGS, FILE_FLAGS, ROOT_FLAGS, SAFE_OPEN
 from .errors import LoadError, MissingFileError, OutsideRootError
 
 __all__ = ["MAX_LINKS", "Located", "Place", "locate", "read_located", "read_open"]

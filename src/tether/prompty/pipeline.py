@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Se
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..blocking import run_blocking
+from ..base.blocking import run_blocking
 from ..events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
 from ..transports.base import CompletionTransport
 from ..types import StopReason

@@ -29,7 +29,7 @@ from ..events import (
     ToolUseStart,
 )
 from ..messages import ToolResultBlock
-from ..results import describe_exception
+from ..tools.results import describe_exception
 from ..types import StopReason, Usage
 
 __all__ = ["PROTOCOL_VERSION", "Event", "RunEvents", "error_text", "interrupt", "usage_of"]

@@ -8,9 +8,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..approval import without_record
+from ..context import kept_of, summary_of
+from ..loop import without_record
 from ..messages import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
-from ..records import kept_of, summary_of
 
 __all__ = ["agui_messages"]
 

@@ -20,12 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..agent import Agent
-from ..approval import pending
 from ..context import ContextStore, new_session_id
-from ..control import CancellationToken
+from ..loop import AgentStream, CancellationToken, pending
 from ..messages import Message
 from ..stores.base import SessionStore, check_session_id
-from ..stream import AgentStream
 from ..tools.selector import read_tools
 from .history import agui_messages
 from .page import page_response

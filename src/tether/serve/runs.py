@@ -15,9 +15,8 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
-from ..control import CancellationToken
 from ..events import StreamEvent
-from ..stream import AgentStream
+from ..loop import AgentStream, CancellationToken
 from .agui import Event, RunEvents, error_text
 
 __all__ = ["Busy", "LiveRun", "Runs", "encode"]

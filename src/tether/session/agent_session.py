@@ -21,15 +21,11 @@ from types import AsyncGeneratorType
 from typing import Any, Literal, Self, TypeAlias, TypeVar, cast, overload
 
 from ..agent import Agent
-from ..approval import Approval
-from ..compaction import Compaction
-from ..context import ContextStore, MemoryContextStore, SessionOpener, new_session_id
-from ..early import CompleteCalls
+from ..context import Compaction, ContextStore, MemoryContextStore, SessionOpener, new_session_id
 from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
-from ..limits import Limits
+from ..loop import AgentStream, Approval, CompleteCalls, Limits
 from ..messages import Message, ToolUseBlock
-from ..stream import AgentStream
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport, TakesOptions
 from ..types import ZERO_USAGE, Usage

@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from ..interrupt import Interrupt
+from ..base.interrupt import Interrupt
+from ..loop import Middleware, ToolHandler, ToolRequest
 from ..messages import ToolResultBlock, ToolUseBlock
-from ..middleware import Middleware, ToolHandler, ToolRequest
 from ..tools.tool import Tool
 from .replies import error_json
 

@@ -10,8 +10,7 @@ from contextlib import aclosing
 from typing import Any
 
 from ..events import IterationEnd, StreamEvent, TextDelta, ToolUseStart
-from ..messages import ToolResultBlock
-from ..middleware import (
+from ..loop import (
     Middleware,
     ModelHandler,
     ModelRequest,
@@ -19,7 +18,8 @@ from ..middleware import (
     ToolRequest,
     as_generator,
 )
-from ..results import exception_message
+from ..messages import ToolResultBlock
+from ..tools.results import exception_message
 
 __all__ = [
     "NO_RESPONSE",

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..messages import ImageBlock, TextBlock
-from ..results import to_content
+from ..tools.results import to_content
 
 __all__ = ["result_text"]
 

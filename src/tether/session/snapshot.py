@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from ..approval import RECORD, open_calls
 from ..jsonforms import block_from_dict, message_to_dict
+from ..loop import RECORD, open_calls
 from ..messages import ContentBlock, Message, Role, ToolResultBlock, ToolUseBlock
-from ..results import not_run_result
+from ..tools.results import not_run_result
 from ..types import Usage
 from .chat_snapshot import ChatMessageError, chat_history, chat_usage, is_chat_snapshot
 

@@ -17,9 +17,9 @@ from ..events import (
     ToolInputDelta,
     ToolUseStart,
 )
+from ..loop import Middleware, ToolHandler, ToolRequest
 from ..messages import Message, ToolResultBlock
-from ..middleware import Middleware, ToolHandler, ToolRequest
-from ..results import default_error_text
+from ..tools.results import default_error_text
 from ..tools.tool import Tool
 from ..types import StopReason, ToolSpec
 from .base import SkillFailed, observed

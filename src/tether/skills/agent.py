@@ -14,12 +14,12 @@ from itertools import pairwise
 from typing import Any, Protocol
 
 from ..agent import Agent
-from ..blocking import run_blocking
-from ..clock import SYSTEM_CLOCK, Clock
+from ..base.blocking import run_blocking
+from ..base.clock import SYSTEM_CLOCK, Clock
 from ..context import MemoryContextStore
 from ..errors import MaxIterationsError
-from ..middleware import Middleware
-from ..results import describe_exception
+from ..loop import Middleware
+from ..tools.results import describe_exception
 from ..tools.tool import Guard
 from ..transports.retry import RetryPolicy
 from .adapter import (

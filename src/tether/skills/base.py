@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, overload
 
-from ..results import describe_exception
+from ..tools.results import describe_exception
 from ..tools.tool import Tool
 from .events import Observation, SkillObservation, ToolErrorObservation, ValidationErrorObservation
 from .result import Result

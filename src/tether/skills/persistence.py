@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..writes import append_whole, whole_lines
+from ..base.writes import append_whole, whole_lines
 from .event_json import event_from_json, event_to_json
 from .events import Action, EventStream, Observation
 

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar, runtime_checkable
 
+from ..base.interrupt import survive
 from ..errors import StoreDamagedError, StoreUnavailableError
-from ..interrupt import survive
 from ..jsonforms import message_from_json, message_to_dict, message_to_json
 from ..messages import Message, TextBlock, text_message
 

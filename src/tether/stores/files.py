@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from ..base.interrupt import survive
+from ..base.writes import append_whole, whole_lines, write_all
 from ..context import new_session_id
 from ..errors import ConflictError, StoreDamagedError
-from ..interrupt import survive
 from ..jsonforms import message_from_dict, message_to_dict
 from ..messages import Message
-from ..writes import append_whole, whole_lines, write_all
 from .base import SessionInfo, StoredContext, check_session_id, damaged
 
 __all__ = ["FileStore"]

@@ -12,10 +12,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, Self
 
-from ..context import new_session_id
+from ..context import context_start, new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from ..records import context_start
 from .base import (
     SessionInfo,
     StoredContext,

@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
-from ..context import new_session_id
+from ..context import context_start, new_session_id
 from ..errors import ConflictError
 from ..messages import Message
-from ..records import context_start
 from .base import (
     SessionInfo,
     StoredContext,
@@ -40,7 +39,7 @@ PAGE = 64  # messages packed into one page row
 
 # A session's messages: pages (see pages.py) up to position `packed`,
 # then one row per message up to `next`; the model's view begins at `context`
-# (the last compaction record's kept messages: tether.records).
+# (the last compaction record's kept messages: tether.context.records).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tether_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tether_sessions (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy import lazy_names as _lazy_names
+from ..base.lazy import lazy_names as _lazy_names
 
 # The public names, each with the module it loads from on first use: ``__all__`` is this table,
 # and the imports below repeat it for type checkers only (tests/test_public_api.py checks them).

@@ -8,7 +8,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..writes import append_whole
+from ..base.writes import append_whole
 
 __all__ = ["LineFile"]
 

@@ -18,8 +18,7 @@ from ..events import (
     TextDelta,
     ToolUseStart,
 )
-from ..messages import ToolResultBlock
-from ..middleware import (
+from ..loop.middleware import (
     Middleware,
     ModelHandler,
     ModelRequest,
@@ -29,6 +28,7 @@ from ..middleware import (
     ToolRequest,
     as_generator,
 )
+from ..messages import ToolResultBlock
 from ..transports.base import NamesModel
 from .attributes import (
     content,

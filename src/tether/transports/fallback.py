@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 
-from ..clock import SYSTEM_CLOCK, Clock
+from ..base.clock import SYSTEM_CLOCK, Clock
 from ..errors import ContextWindowExceededError, TransportError
 from ..events import IterationEnd, StreamEvent
 from ..messages import Message

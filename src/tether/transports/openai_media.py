@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Self, TypeVar
 
 import httpx
 
-from ..clock import SYSTEM_CLOCK, Clock
+from ..base.clock import SYSTEM_CLOCK, Clock
 from ..errors import ConnectionFailedError, TransportError
 from .codecs.media_options import merge_options
 from .codecs.protocol import WireCodec

@@ -18,7 +18,7 @@ import zoneinfo
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from ...openat import DIR_FLAGS, FILE_FLAGS, ROOT_FLAGS, SAFE_OPEN
+from ...base.openat import DIR_FLAGS, FILE_FLAGS, ROOT_FLAGS, SAFE_OPEN
 from ...tools.decorator import tool
 from ...tools.tool import Tool
 from .calc import evaluate, format_number

@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...agent import Agent
-from ...budget import CharBudget
-from ...clock import SYSTEM_CLOCK, Clock
-from ...control import CancellationToken, Steering
+from ...base.clock import SYSTEM_CLOCK, Clock
+from ...context import CharBudget
 from ...errors import GuardrailError as EngineGuardrailError
 from ...errors import (
     LimitExceeded,
@@ -24,9 +23,8 @@ from ...errors import (
     TransportError,
 )
 from ...events import SteeringInjected
-from ...limits import Limits
+from ...loop import CancellationToken, Limits, Middleware, Steering
 from ...messages import Message
-from ...middleware import Middleware
 from ...tools.decisions import Allow, Deny, GuardDecision
 from ...tools.tool import Tool, ToolCall
 from ...transports.base import CompletionTransport

@@ -15,7 +15,7 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from ...interrupt import fire_soon
+from ...base.interrupt import fire_soon
 from ..tracing.tracer import Tracer
 
 __all__ = ["PromptyStream"]

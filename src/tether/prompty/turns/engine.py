@@ -14,8 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...agent import Agent
-from ...clock import SYSTEM_CLOCK, Clock
-from ...control import CancellationToken
+from ...base.clock import SYSTEM_CLOCK, Clock
 from ...errors import (
     MaxIterationsError,
     ModelStopError,
@@ -25,8 +24,8 @@ from ...errors import (
     TransportError,
 )
 from ...events import SessionEndEvent
-from ...middleware import Middleware
-from ...results import describe_exception
+from ...loop import CancellationToken, Middleware
+from ...tools.results import describe_exception
 from ...tools.tool import Tool
 from ...transports.base import CompletionTransport
 from ...transports.retry import RetryPolicy

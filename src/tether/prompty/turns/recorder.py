@@ -20,20 +20,20 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...context import MemoryContextStore
-from ...control import CancellationToken
 from ...events import IterationEnd, StreamEvent
-from ...messages import Message, ToolResultBlock
-from ...middleware import (
+from ...loop import (
+    CancellationToken,
     Middleware,
     ModelHandler,
     ModelRequest,
+    ReplyBuilder,
     ToolHandler,
     ToolRequest,
     as_generator,
 )
-from ...reply import ReplyBuilder
-from ...results import default_error_text, describe_exception
+from ...messages import Message, ToolResultBlock
 from ...tools.decisions import Deny, GuardDecision
+from ...tools.results import default_error_text, describe_exception
 from ...tools.tool import ToolCall
 from ..errors import IndeterminateOutcome
 from ..messages import from_tether
