@@ -31,7 +31,7 @@ MODULES = {  # test module -> the parser of untrusted input its properties fuzz
     "tests/transports/test_decoder_robustness.py": "provider JSON decoders",
     "tests/transports/test_openai_chat.py": "OpenAI chat stream framing",
     "tests/test_data.py": "message and event JSON",
-    "tests/loop/test_agent_extensions.py": "retry backoff",
+    "tests/transports/test_retry_policy.py": "retry backoff",
     "tests/prompty/test_load_fuzz.py": ".prompty loading",
     "tests/prompty/test_render_fuzz.py": ".prompty rendering",
     "tests/skills/test_protocol.py": "SkillAgent action parser",

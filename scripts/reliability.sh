@@ -21,7 +21,8 @@ TETHER_CRASH_TRIALS="${TETHER_CRASH_TRIALS:-1000}" "$python" -m pytest -q -p no:
     tests/mcp/test_hostile_lists.py tests/mcp/test_hostile_processes.py \
     tests/stores/test_faults.py tests/stores/test_server_restart.py tests/stores/test_crash.py \
     tests/session/test_session_store_faults.py tests/session/test_soak.py \
-    tests/loop/test_engine_faults.py tests/tracing/test_sink_failure.py
+    tests/loop/test_engine_faults.py tests/tools/test_tool_faults.py tests/base/test_interrupt.py \
+    tests/tracing/test_sink_failure.py tests/base/test_writes.py
 echo "== durable runs of any size: 50 runs, results up to 20 MB, workers SIGKILLed"
 TETHER_SIZE_SOAK_RUNS="${TETHER_SIZE_SOAK_RUNS:-50}" TETHER_SIZE_SOAK_MB="${TETHER_SIZE_SOAK_MB:-20}" \
     "$python" -m pytest -q -p no:cacheprovider tests/durable/test_size_soak.py

@@ -1,7 +1,8 @@
 """Faults found by probing the engine, each pinned by a test that failed before its fix: tool
 results with no text form, repeated cancellation during cleanup, a stalled stream under a
 cancellation token, timeouts, interrupts escaping parallel tools, duplicate call ids, abandoned
-streams, tools built without a schema, names, and guard rewrites."""
+streams, and ``Agent.dispatch_tools``. The faults of tools themselves are pinned in
+tests/tools/test_tool_faults.py, those of interrupts in tests/base/test_interrupt.py."""
 
 from __future__ import annotations
 
@@ -13,32 +14,24 @@ from typing import Any
 
 import pytest
 
+from agent_runs import agent_of, one_call_then
 from tether import (
     Agent,
     CancellationToken,
     MemoryContextStore,
     Message,
-    Rewrite,
     RunCancelled,
     StopReason,
     StreamEvent,
     TextDelta,
     Tool,
-    ToolCall,
     ToolDispatch,
     ToolResult,
     ToolResultBlock,
     ToolSpec,
     ToolUseBlock,
-    tool,
 )
 from tether.testing import Call, Reply, ScriptedTransport, StubTransport, make_text_response
-
-SYSTEM = "You are a test agent."
-
-
-def agent_of(model: Any, tools: Sequence[Any] = (), **kwargs: Any) -> Agent:
-    return Agent(SYSTEM, model, tools=list(tools), **kwargs)
 
 
 def assert_every_call_answered_once(history: Sequence[Message]) -> None:
@@ -53,10 +46,6 @@ def assert_every_call_answered_once(history: Sequence[Message]) -> None:
             assert result.tool_use_id in open_calls, f"result for unknown or answered call {result}"
             open_calls.remove(result.tool_use_id)
     assert not open_calls, f"calls {open_calls} were never answered"
-
-
-def one_call_then(answer: str, name: str = "t", **arguments: Any) -> ScriptedTransport:
-    return ScriptedTransport([Reply(tool_calls=[Call(name, arguments)]), Reply(answer)])
 
 
 # -- a tool result with no text form is an error result for that call, not the end of the run -----
@@ -382,70 +371,6 @@ async def test_an_abandoned_stream_cleans_up_when_collected() -> None:
     assert_every_call_answered_once(store.messages)
 
 
-# -- tools built without a schema, names, guard rewrites ------------------------------------------
-
-
-async def test_a_tool_without_a_schema_shows_its_signature() -> None:
-    def add(a: int, b: int = 2) -> int:
-        """Add two numbers."""
-        return a + b
-
-    t = Tool("add", add)
-    assert t.schema is not None
-    assert t.schema["properties"].keys() == {"a", "b"}
-    assert t.schema["required"] == ["a"]
-    assert t.description == "Add two numbers."
-    store = MemoryContextStore()
-    model = ScriptedTransport([Reply(tool_calls=[Call("add", {"a": "40"})]), Reply("ok")])
-    await agent_of(model, [t]).run("go", store)
-    assert store.messages[2].tool_results[0].text == "42"  # validated and coerced
-    assert model.requests[0].tools[0].schema == t.schema
-
-
-def test_a_kwargs_handler_without_a_schema_gets_an_open_schema() -> None:
-    def anything(name: str, **rest: Any) -> str:
-        return name
-
-    schema = Tool("anything", anything).schema
-    assert schema == {
-        "type": "object",
-        "properties": {"name": {}},
-        "required": ["name"],
-        "additionalProperties": True,
-    }
-
-
-@pytest.mark.parametrize("name", ["echo\n", "echo\r\n", "\necho", "ec ho", "", "x" * 129])
-def test_bad_tool_names_are_refused(name: str) -> None:
-    with pytest.raises(ValueError, match="tool name"):
-        Tool(name, lambda: "x", schema={"type": "object", "properties": {}})
-
-
-async def test_a_guard_rewrite_keeps_injected_bindings() -> None:
-    seen: list[dict[str, Any]] = []
-
-    def lookup(query: str, api_key: str) -> str:
-        seen.append({"query": query, "api_key": api_key})
-        return "found"
-
-    def shout(call: ToolCall) -> Rewrite:
-        return Rewrite({"query": str(call.arguments["query"]).upper()})  # drops api_key
-
-    t = tool(lookup).bind(api_key="secret")
-    t = Tool(
-        t.name,
-        t.handler,
-        t.description,
-        t.schema,
-        guards=[shout],
-        bindings=t.bindings,
-        validator=t.validator,
-    )
-    model = one_call_then("ok", "lookup", query="cats")
-    assert await agent_of(model, [t]).run("go") == "ok"
-    assert seen == [{"query": "CATS", "api_key": "secret"}]
-
-
 # -- Agent.dispatch_tools takes the loop's path ---------------------------------------------------
 
 
@@ -479,7 +404,7 @@ async def test_dispatch_tools_handles_unknown_tools_and_keeps_order() -> None:
 async def test_a_guard_or_middleware_whose_await_was_cancelled_fails_only_that_call() -> None:
     """Something a guard awaited was cancelled (a UI prompt closed): an error result for the
     call, not a cancelled run."""
-    from tether import Agent, Allow, Middleware, Tool, ToolRequest
+    from tether import Allow, Middleware, Tool, ToolRequest
 
     async def prompt_closed() -> None:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -504,46 +429,3 @@ async def test_a_guard_or_middleware_whose_await_was_cancelled_fails_only_that_c
         assert await agent.run("go") == "ok"
         (result,) = model.requests[1].last_message.tool_results
         assert result.is_error and "cancelled" in result.text
-
-
-async def test_a_cancel_arriving_with_a_tool_deadline_is_not_swallowed() -> None:
-    """The deadline and an outside cancel land in one tick: the run's cancel goes on (it is not
-    turned into the deadline's ``Overrun``); a deadline alone still gives ``Overrun``."""
-    from tether.base.interrupt import Overrun, deadlines, within
-
-    async def stalled() -> None:
-        await asyncio.get_running_loop().create_future()
-
-    for outside in (True, False):
-        task = asyncio.ensure_future(within(stalled(), 100))
-        await asyncio.sleep(0)  # suspended inside: its deadline is set
-        timer = deadlines()
-        for entry in list(timer._live):
-            entry.when = 0
-        timer._tick()
-        if outside:
-            task.cancel()
-        with pytest.raises(asyncio.CancelledError if outside else Overrun):
-            await task
-
-
-async def test_survive_gives_the_callers_cancel_even_when_the_work_failed_too() -> None:
-    from tether.base.interrupt import survive
-
-    started, release = asyncio.Event(), asyncio.Event()
-    ran: list[str] = []
-
-    async def work() -> None:
-        started.set()
-        await release.wait()
-        ran.append("finished")
-        raise ValueError("the work failed as well")
-
-    waiting = asyncio.ensure_future(survive(work()))
-    await started.wait()
-    waiting.cancel()
-    await asyncio.sleep(0)
-    release.set()
-    with pytest.raises(asyncio.CancelledError):
-        await waiting
-    assert ran == ["finished"]  # the work was not cut short

@@ -15,7 +15,6 @@ import pytest
 from recorded import SPANS, record
 
 from tether import Agent, Tool
-from tether.base.writes import write_all
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.tracing import Recorder, TraceWriteWarning
 
@@ -133,15 +132,3 @@ async def test_short_writes_are_continued_until_the_line_is_whole(
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == SPANS and all(json.loads(line)["v"] == 1 for line in lines)
     assert len(sizes) > SPANS  # the lines did go out 7 bytes at a time
-
-
-def test_a_write_that_makes_no_progress_raises(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(os, "write", lambda fd, data: 0)
-    fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT)
-    try:
-        with pytest.raises(OSError, match="no progress"):
-            write_all(fd, b"line\n")
-    finally:
-        os.close(fd)

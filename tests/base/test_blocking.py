@@ -1,4 +1,5 @@
-"""``Agent.run_sync`` finishes a run from sync code, also when called inside a running loop."""
+"""``tether.base.blocking.run_blocking`` through its public door, ``Agent.run_sync``: a run
+finishes from sync code, also when called inside a running loop."""
 
 from __future__ import annotations
 
