@@ -101,12 +101,16 @@ def test_every_codec_module_imports_encodes_and_decodes_without_httpx() -> None:
     assert out["httpx"] is True  # and nothing replaced the blocker with the real httpx
     assert out["loaded"] == [
         "tether.transports.codecs.anthropic",
+        "tether.transports.codecs.anthropic_decode",
         "tether.transports.codecs.media_options",
         "tether.transports.codecs.openai_chat",
         "tether.transports.codecs.openai_chat_decode",
         "tether.transports.codecs.openai_embeddings",
+        "tether.transports.codecs.openai_embeddings_decode",
         "tether.transports.codecs.openai_images",
+        "tether.transports.codecs.openai_images_decode",
         "tether.transports.codecs.openai_responses",
+        "tether.transports.codecs.openai_responses_decode",
         "tether.transports.codecs.protocol",
     ]
     for name in ("chat", "anthropic", "responses"):

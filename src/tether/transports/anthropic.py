@@ -1,14 +1,15 @@
 """Anthropic's Messages API over HTTP: ``AnthropicTransport``.
 
-The wire format itself (encoder and decoders, no I/O) lives in ``codecs.anthropic``; its names
-are importable from here too.
+The wire format itself (no I/O) lives in ``codecs.anthropic`` (the encoder) and
+``codecs.anthropic_decode``; its names are importable from here too.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from .codecs.anthropic import API_VERSION, AnthropicCodec, AnthropicStreamDecoder
+from .codecs.anthropic import API_VERSION, AnthropicCodec
+from .codecs.anthropic_decode import AnthropicStreamDecoder
 from .codecs.protocol import WireCodec
 from .http import HttpTransport
 

@@ -14,6 +14,7 @@ __all__ = [
     "array",
     "block_index",
     "count",
+    "detail",
     "excerpt",
     "malformed",
     "mapping",
@@ -136,6 +137,13 @@ def count(value: Any, field: str) -> int:
     if type(value) is float and value >= 0 and value.is_integer():
         return int(value)
     raise wrong(field, value, "a token count")
+
+
+def detail(usage: dict[str, Any], group: str, field: str) -> int:
+    """A count from a usage object's ``group`` of details (``prompt_tokens_details``, …); 0 when
+    the group is absent or null."""
+    details = usage.get(group)
+    return count(mapping(details, group).get(field), field) if details else 0
 
 
 def block_index(value: Any, field: str = "index") -> int:

@@ -1,7 +1,7 @@
 """OpenAI Embeddings (``POST /embeddings``) over HTTP: ``OpenAIEmbeddingsClient``.
 
-The request body and the response reading (no I/O) live in ``codecs.openai_embeddings``; their
-names are importable from here too.
+The request body (no I/O) lives in ``codecs.openai_embeddings`` and the response reading in
+``codecs.openai_embeddings_decode``; their names are importable from here too.
 """
 
 from __future__ import annotations
@@ -9,12 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from .codecs.openai_embeddings import (
-    Embeddings,
-    embedding_inputs,
-    embedding_request,
-    parse_embeddings,
-)
+from .codecs.openai_embeddings import embedding_inputs, embedding_request
+from .codecs.openai_embeddings_decode import Embeddings, parse_embeddings
 from .openai_media import OpenAIMediaClient
 
 __all__ = [

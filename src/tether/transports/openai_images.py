@@ -1,7 +1,7 @@
 """OpenAI image generation (``POST /images/generations``) over HTTP: ``OpenAIImagesClient``.
 
-The request body and the response reading (no I/O) live in ``codecs.openai_images``; their names are
-importable from here too.
+The request body (no I/O) lives in ``codecs.openai_images`` and the response reading in
+``codecs.openai_images_decode``; their names are importable from here too.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from .codecs.openai_images import GeneratedImage, Images, image_prompt, image_request, parse_images
+from .codecs.openai_images import image_prompt, image_request
+from .codecs.openai_images_decode import GeneratedImage, Images, parse_images
 from .openai_media import OpenAIMediaClient
 
 __all__ = [

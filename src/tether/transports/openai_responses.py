@@ -1,14 +1,15 @@
 """OpenAI's Responses API over HTTP: ``OpenAIResponsesTransport``.
 
-The wire format itself (encoder and decoders, no I/O) lives in ``codecs.openai_responses``; its
-names are importable from here too.
+The wire format itself (no I/O) lives in ``codecs.openai_responses`` (the encoder) and
+``codecs.openai_responses_decode``; its names are importable from here too.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from .codecs.openai_responses import PROVIDER, OpenAIResponsesCodec, ResponsesStreamDecoder
+from .codecs.openai_responses import OpenAIResponsesCodec
+from .codecs.openai_responses_decode import PROVIDER, ResponsesStreamDecoder
 from .codecs.protocol import WireCodec
 from .http import HttpTransport
 

@@ -1,28 +1,18 @@
-"""Anthropic's Messages API (``POST /v1/messages``): the request encoder, the stream decoder and
-the whole-response parser.
+"""Anthropic's Messages API (``POST /v1/messages``): the request encoder and the codec.
 
-Content blocks keep Anthropic's own ``index`` as tether's block index. Thinking blocks travel as
-``ReasoningDelta`` events whose ``signature`` pieces the agent concatenates; the signature (or, for
-``redacted_thinking``, the ``data``) is replayed byte-exact on the next request, as the API demands.
+Thinking blocks are replayed byte-exact on the next request, as the API demands: the signature
+(or, for ``redacted_thinking``, the ``data``) the decoder (``anthropic_decode``) collected.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from ...errors import BadRequestError, StreamInterruptedError, TransportError
-from ...events import (
-    IterationEnd,
-    ReasoningDelta,
-    StreamEvent,
-    TextDelta,
-    ToolInputDelta,
-    ToolUseStart,
-)
+from ...errors import BadRequestError, StreamInterruptedError
+from ...events import StreamEvent
 from ...messages import (
     ContentBlock,
     ImageBlock,
@@ -33,51 +23,22 @@ from ...messages import (
     ToolResultContent,
     ToolUseBlock,
 )
-from ...types import StopReason, ToolSpec, Usage
-from ..fields import (
-    SHAPE_ERRORS,
-    array,
-    block_index,
-    count,
-    malformed,
-    mapping,
-    quote,
-    string,
-    string_or_empty,
-    wrong,
-)
+from ...types import ToolSpec
 from ..options import ModelOptions
-from ..sse import SSEEvent
-from ..status import error_from_payload
+from .anthropic_decode import AnthropicStreamDecoder, parse_response
 
 __all__ = ["API_VERSION", "AnthropicCodec", "AnthropicStreamDecoder"]
-
-_P = "anthropic"  # stamped on reasoning so only Anthropic gets its signatures back
 
 API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` is required by the API; this is sent when none is set (plus any thinking
 budget, which must fit below it)."""
 
-_STOP = {
-    "end_turn": StopReason.END_TURN,
-    "stop_sequence": StopReason.END_TURN,
-    "tool_use": StopReason.TOOL_USE,
-    "max_tokens": StopReason.MAX_TOKENS,
-    "refusal": StopReason.REFUSAL,
-    "pause_turn": StopReason.PAUSE_TURN,
-    "model_context_window_exceeded": StopReason.CONTEXT_WINDOW_EXCEEDED,
-}
-
 _FIXED_CHOICES: dict[str, dict[str, Any]] = {
     "auto": {"type": "auto"},
     "required": {"type": "any"},
     "none": {"type": "none"},
 }
-
-
-# ---------------------------------------------------------------------------------------------
-# Request encoding
 
 
 def _closed(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,6 +97,27 @@ def _result_content(content: ToolResultContent) -> str | list[dict[str, Any]]:
     ]
 
 
+def _tool_result(block: ToolResultBlock) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": block.tool_use_id,
+        "content": _result_content(block.content),
+    }
+    if block.is_error:
+        out["is_error"] = True
+    return out
+
+
+def _thinking(block: ReasoningBlock) -> dict[str, Any] | None:
+    """A thinking block to replay, or None: the API rejects thinking without its signature,
+    and another provider's payload."""
+    if block.signature is None or block.provider not in (None, "anthropic"):
+        return None
+    if block.redacted:
+        return {"type": "redacted_thinking", "data": block.signature}
+    return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+
+
 def _block(block: ContentBlock) -> dict[str, Any] | None:
     """One block on the wire, or None for a block Anthropic must not be sent."""
     kind = type(block)
@@ -148,22 +130,10 @@ def _block(block: ContentBlock) -> dict[str, Any] | None:
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": args}
     if kind is ToolResultBlock:
         assert isinstance(block, ToolResultBlock)
-        out: dict[str, Any] = {
-            "type": "tool_result",
-            "tool_use_id": block.tool_use_id,
-            "content": _result_content(block.content),
-        }
-        if block.is_error:
-            out["is_error"] = True
-        return out
+        return _tool_result(block)
     if kind is ReasoningBlock:
         assert isinstance(block, ReasoningBlock)
-        # The API rejects thinking without its signature, and another provider's payload.
-        if block.signature is None or block.provider not in (None, "anthropic"):
-            return None
-        if block.redacted:
-            return {"type": "redacted_thinking", "data": block.signature}
-        return {"type": "thinking", "thinking": block.text, "signature": block.signature}
+        return _thinking(block)
     if kind is ImageBlock:
         assert isinstance(block, ImageBlock)
         return _image(block)
@@ -233,6 +203,27 @@ def _tool_choice(options: ModelOptions) -> dict[str, Any] | None:
     return out
 
 
+def _system(text: str, cache: bool) -> str | list[dict[str, Any]]:
+    """The system prompt: a cache breakpoint block when caching, else the plain text."""
+    if cache:
+        return [{"type": "text", "text": text, "cache_control": _EPHEMERAL}]
+    return text
+
+
+def _encode_options(body: dict[str, Any], options: ModelOptions) -> None:
+    """The sampling options Anthropic has a field for, and the thinking budget."""
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if options.top_p is not None:
+        body["top_p"] = options.top_p
+    if options.top_k is not None:
+        body["top_k"] = options.top_k
+    if options.stop:
+        body["stop_sequences"] = list(options.stop)
+    if options.thinking_budget is not None:
+        body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
+
+
 class AnthropicCodec:
     """The Messages API wire format (``WireCodec``).
 
@@ -279,32 +270,13 @@ class AnthropicCodec:
         body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
         cache = self.cache
         if system_text:
-            body["system"] = (
-                [{"type": "text", "text": system_text, "cache_control": _EPHEMERAL}]
-                if cache
-                else system_text
-            )
+            body["system"] = _system(system_text, cache)
         if cache:
             _mark_newest(wire_messages)
         body["messages"] = wire_messages
         if tools:
-            wire_tools = [self._tool(t) for t in tools]
-            if cache:  # a copy: strict tools' wire forms are kept for the next request
-                wire_tools[-1] = {**wire_tools[-1], "cache_control": _EPHEMERAL}
-            body["tools"] = wire_tools
-            choice = _tool_choice(options)
-            if choice is not None:
-                body["tool_choice"] = choice
-        if options.temperature is not None:
-            body["temperature"] = options.temperature
-        if options.top_p is not None:
-            body["top_p"] = options.top_p
-        if options.top_k is not None:
-            body["top_k"] = options.top_k
-        if options.stop:
-            body["stop_sequences"] = list(options.stop)
-        if options.thinking_budget is not None:
-            body["thinking"] = {"type": "enabled", "budget_tokens": options.thinking_budget}
+            self._encode_tools(body, tools, options)
+        _encode_options(body, options)
         if options.response_format is not None:
             body["output_config"] = {"format": self._output_format(options.response_format)}
         if stream:
@@ -312,6 +284,18 @@ class AnthropicCodec:
         if options.extra_body:
             body.update(options.extra_body)
         return body
+
+    def _encode_tools(
+        self, body: dict[str, Any], tools: Sequence[ToolSpec], options: ModelOptions
+    ) -> None:
+        """``tools`` (the last one a cache breakpoint when caching) and the ``tool_choice``."""
+        wire_tools = [self._tool(t) for t in tools]
+        if self.cache:  # a copy: strict tools' wire forms are kept for the next request
+            wire_tools[-1] = {**wire_tools[-1], "cache_control": _EPHEMERAL}
+        body["tools"] = wire_tools
+        choice = _tool_choice(options)
+        if choice is not None:
+            body["tool_choice"] = choice
 
     def _tool(self, spec: ToolSpec) -> dict[str, Any]:
         if spec.strict:
@@ -349,222 +333,4 @@ class AnthropicCodec:
     def parse(self, body: Any) -> list[StreamEvent]:
         if not isinstance(body, dict):
             raise StreamInterruptedError("the provider's response is not a JSON object")
-        if body.get("type") == "error":
-            raise _error(body.get("error"))
-        try:
-            return _parse(body)
-        except SHAPE_ERRORS as exc:
-            raise malformed("response", quote(body), exc) from exc
-
-
-# ---------------------------------------------------------------------------------------------
-# Responses
-
-
-def _usage(input_tokens: int, output_tokens: int, cache_read: int, cache_write: int) -> Usage:
-    # Anthropic counts cached prompt tokens apart; tether's input_tokens includes them.
-    return Usage(input_tokens + cache_read + cache_write, output_tokens, cache_read, cache_write)
-
-
-def _error(err: Any) -> TransportError:
-    """An in-body ``{"type": "error", "error": {...}}`` as the matching ``TransportError``."""
-    return error_from_payload(err, " in the stream")
-
-
-def _parse(body: dict[str, Any]) -> list[StreamEvent]:
-    events: list[StreamEvent] = []
-    for index, given in enumerate(array(body["content"], "content")):
-        block = mapping(given, "a content block")
-        kind = block["type"]
-        if kind == "text":
-            said = string_or_empty(block["text"], "text")
-            if said:
-                events.append(TextDelta(index, said))
-        elif kind == "thinking":
-            thinking = string_or_empty(block["thinking"], "thinking")
-            signature = string(block.get("signature"), "signature")
-            events.append(ReasoningDelta(index, thinking, signature, provider=_P))
-        elif kind == "redacted_thinking":
-            data = string_or_empty(block["data"], "data")
-            events.append(ReasoningDelta(index, "", data, redacted=True, provider=_P))
-        elif kind == "tool_use":
-            tool_id, name = (
-                string_or_empty(block["id"], "id"),
-                string_or_empty(block["name"], "name"),
-            )
-            arguments = mapping(block["input"], "input")
-            args = json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
-            events.append(ToolUseStart(index, tool_id, name))
-            events.append(ToolInputDelta(index, tool_id, args))
-    usage = mapping(body.get("usage") or {}, "usage")
-    raw = string(body.get("stop_reason"), "stop_reason")
-    events.append(
-        IterationEnd(
-            0,
-            _STOP.get(raw, StopReason.UNKNOWN) if raw is not None else StopReason.UNKNOWN,
-            _usage(
-                count(usage.get("input_tokens"), "input_tokens"),
-                count(usage.get("output_tokens"), "output_tokens"),
-                count(usage.get("cache_read_input_tokens"), "cache_read_input_tokens"),
-                count(usage.get("cache_creation_input_tokens"), "cache_creation_input_tokens"),
-            ),
-            raw,
-            string(body.get("model"), "model"),
-        )
-    )
-    return events
-
-
-class _ToolBlock:
-    __slots__ = ("given", "id", "start_input")
-
-    def __init__(self, id: str, start_input: str) -> None:
-        self.id = id
-        self.start_input = start_input
-        self.given = False
-
-
-class AnthropicStreamDecoder:
-    """Turns one Messages API event stream into tether events (``StreamDecoder``)."""
-
-    __slots__ = (
-        "_cache_read",
-        "_cache_write",
-        "_done",
-        "_input",
-        "_model",
-        "_output",
-        "_raw_stop",
-        "_tools",
-    )
-
-    def __init__(self) -> None:
-        self._tools: dict[int, _ToolBlock] = {}
-        self._input = self._output = self._cache_read = self._cache_write = 0
-        self._model: str | None = None
-        self._raw_stop: str | None = None
-        self._done = False
-
-    def feed(self, event: SSEEvent) -> list[StreamEvent]:
-        try:
-            data = json.loads(event.data)
-        except (ValueError, RecursionError) as exc:
-            raise malformed(f"{event.event!r} event (not JSON)", event.data, exc) from exc
-        try:
-            if type(data) is not dict:
-                raise wrong("the event", data, "an object")
-            kind = data["type"]
-            if kind == "content_block_delta":
-                index = data["index"]
-                if type(index) is not int or index < 0:
-                    raise wrong("index", index, "a block index")
-                return self._delta(index, data["delta"])
-            if kind == "content_block_start":
-                return self._start(block_index(data["index"]), data["content_block"])
-            if kind == "content_block_stop":
-                return self._stop(block_index(data["index"]))
-            if kind == "message_start":
-                message = mapping(data["message"], "message")
-                self._model = string(message.get("model"), "model")
-                self._read_usage(message.get("usage"))
-                return []
-            if kind == "message_delta":
-                delta = mapping(data.get("delta") or {}, "delta")
-                raw = string(delta.get("stop_reason"), "stop_reason")
-                if raw is not None:
-                    self._raw_stop = raw
-                self._read_usage(data.get("usage"))
-                return []
-            if kind == "message_stop":
-                return self._end()
-            if kind == "error":
-                raise _error(data.get("error"))
-        except SHAPE_ERRORS as exc:
-            raise malformed(f"{event.event!r} event", event.data, exc) from exc
-        return []  # ping, and event kinds added to the API later
-
-    def finish(self) -> list[StreamEvent]:
-        if not self._done:
-            raise StreamInterruptedError("the response stream ended before message_stop")
-        return []
-
-    def _delta(self, index: int, delta: dict[str, Any]) -> list[StreamEvent]:
-        kind = delta["type"]
-        if kind == "text_delta":
-            said = delta["text"]
-            return [TextDelta(index, said if type(said) is str else string_or_empty(said, "text"))]
-        if kind == "input_json_delta":
-            partial = string_or_empty(delta["partial_json"], "partial_json")
-            tool = self._tools.get(index)
-            if not partial or tool is None:  # None: a server tool's block, not ours to run
-                return []
-            tool.given = True
-            return [ToolInputDelta(index, tool.id, partial)]
-        if kind == "thinking_delta":
-            return [ReasoningDelta(index, string_or_empty(delta["thinking"], "thinking"))]
-        if kind == "signature_delta":
-            signature = string(delta["signature"], "signature")
-            return [ReasoningDelta(index, "", signature, provider=_P)]
-        return []  # citations_delta and later additions
-
-    def _start(self, index: int, block: dict[str, Any]) -> list[StreamEvent]:
-        kind = block["type"]
-        if kind == "text":
-            said = string_or_empty(block.get("text"), "text")
-            return [TextDelta(index, said)] if said else []
-        if kind == "tool_use":
-            tool_id, name = (
-                string_or_empty(block["id"], "id"),
-                string_or_empty(block["name"], "name"),
-            )
-            given = block.get("input")
-            start = ""
-            if given:
-                start = json.dumps(
-                    mapping(given, "input"), separators=(",", ":"), ensure_ascii=False
-                )
-            self._tools[index] = _ToolBlock(tool_id, start)
-            return [ToolUseStart(index, tool_id, name)]
-        if kind == "thinking":
-            thinking = string_or_empty(block.get("thinking"), "thinking")
-            signature = string(block.get("signature"), "signature") or None
-            if thinking or signature:
-                return [ReasoningDelta(index, thinking, signature, provider=_P)]
-            return []
-        if kind == "redacted_thinking":
-            data = string_or_empty(block["data"], "data")
-            return [ReasoningDelta(index, "", data, redacted=True, provider=_P)]
-        return []
-
-    def _stop(self, index: int) -> list[StreamEvent]:
-        tool = self._tools.pop(index, None)
-        if tool is None or tool.given:
-            return []
-        # A call with no input deltas (a tool without parameters) still needs JSON arguments.
-        return [ToolInputDelta(index, tool.id, tool.start_input or "{}")]
-
-    def _read_usage(self, given: Any) -> None:
-        if not given:
-            return
-        usage = mapping(given, "usage")
-        value = usage.get("input_tokens")
-        if value is not None:
-            self._input = count(value, "input_tokens")
-        value = usage.get("output_tokens")
-        if value is not None:
-            self._output = count(value, "output_tokens")
-        value = usage.get("cache_read_input_tokens")
-        if value is not None:
-            self._cache_read = count(value, "cache_read_input_tokens")
-        value = usage.get("cache_creation_input_tokens")
-        if value is not None:
-            self._cache_write = count(value, "cache_creation_input_tokens")
-
-    def _end(self) -> list[StreamEvent]:
-        if self._done:
-            return []
-        self._done = True
-        raw = self._raw_stop
-        stop = _STOP.get(raw, StopReason.UNKNOWN) if raw is not None else StopReason.UNKNOWN
-        usage = _usage(self._input, self._output, self._cache_read, self._cache_write)
-        return [IterationEnd(0, stop, usage, raw, self._model)]
+        return parse_response(body)

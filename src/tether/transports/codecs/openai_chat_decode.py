@@ -27,6 +27,7 @@ from ..fields import (
     array,
     block_index,
     count,
+    detail,
     malformed,
     mapping,
     string,
@@ -137,7 +138,7 @@ def _reasoning_of(fields: Mapping[str, Any]) -> str:
 def _usage(usage: Any) -> Usage:
     """``prompt_tokens`` already counts cached ones, as ``Usage.input_tokens`` does."""
     usage = mapping(usage, "usage")
-    cached = _detail(usage, "prompt_tokens_details", "cached_tokens")
+    cached = detail(usage, "prompt_tokens_details", "cached_tokens")
     if not cached:  # DeepSeek's own field
         cached = count(usage.get("prompt_cache_hit_tokens"), "prompt_cache_hit_tokens")
     return Usage(
@@ -145,13 +146,8 @@ def _usage(usage: Any) -> Usage:
         count(usage.get("completion_tokens"), "completion_tokens"),
         cached,
         0,
-        _detail(usage, "completion_tokens_details", "reasoning_tokens"),
+        detail(usage, "completion_tokens_details", "reasoning_tokens"),
     )
-
-
-def _detail(usage: dict[str, Any], group: str, field: str) -> int:
-    details = usage.get(group)
-    return count(mapping(details, group).get(field), field) if details else 0
 
 
 def _stop_reason(raw: str | None, refused: bool, has_calls: bool) -> StopReason:
