@@ -12,7 +12,7 @@ import copy
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
@@ -140,10 +140,7 @@ class HttpTransport:
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
         body = self.build_request(messages, tools, system)
-        text = self.base_url + self._codec.path
-        if self._url is None or self._url[0] != text:  # httpx parses a URL text every request
-            self._url = (text, httpx.URL(text))
-        url = self._url[1]
+        url = self._post_url()
         debug = log.isEnabledFor(logging.DEBUG)
         if debug:
             headers = redact_headers(self._headers)
@@ -162,16 +159,12 @@ class HttpTransport:
                     decoder = self._codec.decoder()
                     chunks = response.aiter_bytes()
                     while (chunk := await deadline.wait(anext(chunks, None))) is not None:
-                        for frame in sse.feed(chunk):
-                            if debug:
-                                said = self._loggable(frame.data, _LOG_EVENT)
-                                log.debug("SSE %s: %s", frame.event, said)
-                            for event in _feed(decoder, frame):
-                                started = True
-                                yield event
-                                if type(event) is IterationEnd:  # nothing may follow it
-                                    await _drain(chunks, min(_DRAIN, deadline.left()))
-                                    return
+                        for event in self._chunk_events(sse, decoder, chunk, debug):
+                            started = True
+                            yield event
+                            if type(event) is IterationEnd:  # nothing may follow it
+                                await _drain(chunks, min(_DRAIN, deadline.left()))
+                                return
                     for frame in sse.flush():
                         for event in _feed(decoder, frame):
                             started = True
@@ -191,6 +184,22 @@ class HttpTransport:
             raise
         finally:
             deadline.close()
+
+    def _chunk_events(
+        self, sse: SSEDecoder, decoder: StreamDecoder, chunk: bytes, debug: bool
+    ) -> Iterator[StreamEvent]:
+        """The events of the frames ``chunk`` completes (each frame logged when debugging)."""
+        for frame in sse.feed(chunk):
+            if debug:
+                log.debug("SSE %s: %s", frame.event, self._loggable(frame.data, _LOG_EVENT))
+            yield from _feed(decoder, frame)
+
+    def _post_url(self) -> httpx.URL:
+        """The URL requests go to, parsed once (httpx parses a URL text every request)."""
+        text = self.base_url + self._codec.path
+        if self._url is None or self._url[0] != text:
+            self._url = (text, httpx.URL(text))
+        return self._url[1]
 
     async def _open(self, url: httpx.URL | str, body: dict[str, Any]) -> httpx.Response:
         """Send the request; the response, open for reading, if its status is a success."""

@@ -16,17 +16,7 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """
     out = dict(schema)
     if out.get("type") == "object" or "properties" in out:
-        props = out.get("properties") or {}
-        required = set(out.get("required") or ())
-        new_props: dict[str, Any] = {}
-        for name, given in props.items():
-            sub = strict_schema(given) if isinstance(given, Mapping) else given
-            new_props[name] = (
-                sub if name in required or not isinstance(sub, dict) else _nullable(sub)
-            )
-        out["properties"] = new_props
-        out["required"] = list(props)
-        out["additionalProperties"] = False
+        _close_object(out)
     if isinstance(out.get("items"), Mapping):
         out["items"] = strict_schema(out["items"])
     for key in ("anyOf", "oneOf", "allOf"):
@@ -36,6 +26,20 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(out.get(key), Mapping):
             out[key] = {k: strict_schema(v) for k, v in out[key].items()}
     return out
+
+
+def _close_object(out: dict[str, Any]) -> None:
+    """An object schema made strict in place: every property required (the optional ones
+    nullable), no others allowed."""
+    props = out.get("properties") or {}
+    required = set(out.get("required") or ())
+    new_props: dict[str, Any] = {}
+    for name, given in props.items():
+        sub = strict_schema(given) if isinstance(given, Mapping) else given
+        new_props[name] = sub if name in required or not isinstance(sub, dict) else _nullable(sub)
+    out["properties"] = new_props
+    out["required"] = list(props)
+    out["additionalProperties"] = False
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:

@@ -127,17 +127,30 @@ def error_from_payload(error: Any, where: str = "") -> TransportError:
     label = _said(code or kind or "", 100)
     said = f"{label}: {message}" if label and label not in ("error", message) else message
     told = f"the provider reported an error{where}: {said}"
+    status = _http_status(code)
+    if status is not None:
+        mapped = error_from_response(status, {}, quote(error).encode())
+        return type(mapped)(told, retryable=mapped.retryable, status_code=status)
+    if any(m in message.lower() for m in CONTEXT_MARKERS):
+        return ContextWindowExceededError(told)
+    # The specific code speaks first, then the general type, then the message itself.
+    return _by_words(told, (label.lower() if code else "", kind.lower(), message.lower()))
+
+
+def _http_status(code: Any) -> int | None:
+    """An error ``code`` that is an HTTP error status (a number, or three digits as text)."""
     if type(code) is int or (
         type(code) is str and len(code) == 3 and code.isascii() and code.isdigit()
     ):
         status = int(code)
         if 400 <= status < 600:
-            mapped = error_from_response(status, {}, quote(error).encode())
-            return type(mapped)(told, retryable=mapped.retryable, status_code=status)
-    if any(m in message.lower() for m in CONTEXT_MARKERS):
-        return ContextWindowExceededError(told)
-    # The specific code speaks first, then the general type, then the message itself.
-    for words in (label.lower() if code else "", kind.lower(), message.lower()):
+            return status
+    return None
+
+
+def _by_words(told: str, said: tuple[str, ...]) -> TransportError:
+    """The error kind the first of ``said`` that names one names; else a retryable server error."""
+    for words in said:
         for word, cls, retryable in _KINDS:
             if word in words:
                 return cls(told, retryable=retryable)

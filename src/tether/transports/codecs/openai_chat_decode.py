@@ -74,14 +74,7 @@ def parse_response(body: dict[str, Any]) -> list[StreamEvent]:
         index += 1
     calls = array(message.get("tool_calls") or [], "tool_calls")
     for call in calls:
-        function = mapping(call.get("function") or {}, "function")
-        call_id = string(call.get("id"), "tool call id") or _new_call_id()
-        out.append(ToolUseStart(index, call_id, string_or_empty(function.get("name"), "tool name")))
-        arguments = function.get("arguments")
-        if arguments is not None:
-            arguments = _arguments_of(arguments)
-        if arguments:
-            out.append(ToolInputDelta(index, call_id, arguments))
+        out.extend(_call_events(index, call))
         index += 1
     raw = string(choice.get("finish_reason"), "finish_reason")
     usage = body.get("usage")
@@ -94,6 +87,21 @@ def parse_response(body: dict[str, Any]) -> list[StreamEvent]:
             string(body.get("model"), "model"),
         )
     )
+    return out
+
+
+def _call_events(index: int, call: Any) -> list[StreamEvent]:
+    """One whole tool call as block ``index``: its start, then its arguments if it has any."""
+    function = mapping(call.get("function") or {}, "function")
+    call_id = string(call.get("id"), "tool call id") or _new_call_id()
+    out: list[StreamEvent] = [
+        ToolUseStart(index, call_id, string_or_empty(function.get("name"), "tool name"))
+    ]
+    arguments = function.get("arguments")
+    if arguments is not None:
+        arguments = _arguments_of(arguments)
+    if arguments:
+        out.append(ToolInputDelta(index, call_id, arguments))
     return out
 
 
@@ -302,7 +310,15 @@ class ChatStreamDecoder:
         key = part.get("index")
         if key is not None:
             key = block_index(key, "tool call index")
-        call_id = string(part.get("id"), "tool call id")
+        call = self._call_of(key, string(part.get("id"), "tool call id"), out)
+        self._last = call
+        function = part.get("function")
+        if function:
+            self._function_delta(call, mapping(function, "function"), out)
+
+    def _call_of(self, key: int | None, call_id: str | None, out: list[StreamEvent]) -> _Call:
+        """The call a delta continues (by its index, else the last one), or a new call when it
+        names none known or another id."""
         call = self._calls.get(key) if key is not None else self._last
         if call is None or (call_id and call.id and call_id != call.id):
             self._start_pending(out)  # an earlier call's name is complete once another begins
@@ -311,11 +327,12 @@ class ChatStreamDecoder:
             self._order.append(call)
         elif call_id and not call.id:
             call.id = call_id
-        self._last = call
-        function = part.get("function")
-        if not function:
-            return
-        function = mapping(function, "function")
+        return call
+
+    def _function_delta(
+        self, call: _Call, function: dict[str, Any], out: list[StreamEvent]
+    ) -> None:
+        """A piece of the call's name (until it starts) and of its arguments."""
         if call.block < 0:
             name = string_or_empty(function.get("name"), "tool name")
             if name and name != call.name:
