@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -26,7 +26,30 @@ from tether import (
     TransportError,
     tool,
 )
+from tether.base.clock import SystemClock
 from tether.testing import Call, Reply, ScriptedTransport
+
+
+class SignallingClock(SystemClock):
+    """The real clock, calling ``on_wait`` as each wait begins: a test cancels while the backoff
+    waits, not after a delay it guessed would be long enough."""
+
+    def __init__(self, on_wait: Callable[[], object]) -> None:
+        self.on_wait = on_wait
+
+    async def sleep(self, seconds: float) -> None:
+        self.on_wait()
+        await super().sleep(seconds)
+
+
+def soon(callback: Callable[[], object]) -> Callable[[], object]:
+    """``callback`` on this loop's next step (by then the backoff's wait has begun)."""
+    return lambda: asyncio.get_running_loop().call_soon(callback)
+
+
+def in_a_thread(callback: Callable[[], object]) -> Callable[[], object]:
+    """``callback`` in a new thread, started now."""
+    return lambda: threading.Thread(target=callback, daemon=True).start()
 
 
 async def test_token_cancelled_before_run_makes_no_model_call() -> None:
@@ -85,15 +108,14 @@ async def test_token_cancelled_inside_first_sequential_tool_skips_the_second() -
 
 async def test_token_cancel_during_retry_backoff_ends_promptly() -> None:
     model = ScriptedTransport([TransportError("busy", retryable=True), Reply("never")])
-    agent = Agent("sys", model, retry=RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3))
     token = CancellationToken()
+    retry = RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3)
+    agent = Agent("sys", model, retry=retry, clock=SignallingClock(soon(token.cancel)))
     events: list[StreamEvent] = []
 
     async def consume() -> None:
         async for event in agent.run_stream("go", cancel=token):
             events.append(event)
-            if isinstance(event, Retrying):
-                asyncio.get_running_loop().call_later(0.05, token.cancel)
 
     await asyncio.wait_for(consume(), 5)  # a backoff that ignored the token would take 10 s
 
@@ -107,18 +129,9 @@ async def test_token_cancel_during_retry_backoff_ends_promptly() -> None:
 
 async def test_token_cancel_from_another_thread_interrupts_backoff() -> None:
     model = ScriptedTransport([TransportError("busy", retryable=True), Reply("never")])
-    agent = Agent("sys", model, retry=RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3))
     token = CancellationToken()
-
-    def cancel_later() -> None:
-        time.sleep(0.05)
-        token.cancel()
-
-    def on_event(event: StreamEvent) -> None:
-        if isinstance(event, Retrying):
-            threading.Thread(target=cancel_later, daemon=True).start()
-
-    agent = agent.copy(on_event=on_event)
+    retry = RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3)
+    agent = Agent("sys", model, retry=retry, clock=SignallingClock(in_a_thread(token.cancel)))
     with pytest.raises(RunCancelled):  # a backoff that ignored the token would take 10 s
         await asyncio.wait_for(agent.run("go", cancel=token), 5)
     assert token.cancelled
@@ -147,16 +160,11 @@ async def test_cancel_whose_interrupts_land_in_separate_loop_steps_still_cancels
     monkeypatch.setattr(control, "fire_soon", staggered)
     model = ScriptedTransport([TransportError("busy", retryable=True), Reply("never")])
     token = CancellationToken()
-
-    def on_event(event: StreamEvent) -> None:
-        if isinstance(event, Retrying):
-            asyncio.get_running_loop().call_later(0.02, token.cancel)
-
     agent = Agent(
         "sys",
         model,
         retry=RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3),
-        on_event=on_event,
+        clock=SignallingClock(soon(token.cancel)),
     )
     with pytest.raises(RunCancelled):
         await asyncio.wait_for(agent.run("go", cancel=token), 5)
@@ -172,15 +180,11 @@ async def test_a_callers_cancel_that_comes_with_the_tokens_goes_on() -> None:
         token.cancel()
         tasks[0].cancel()
 
-    def on_event(event: StreamEvent) -> None:
-        if isinstance(event, Retrying):
-            asyncio.get_running_loop().call_later(0.02, both)
-
     agent = Agent(
         "sys",
         model,
         retry=RetryPolicy(initial_delay=10, jitter=0.0, max_attempts=3),
-        on_event=on_event,
+        clock=SignallingClock(soon(both)),
     )
     tasks.append(asyncio.ensure_future(agent.run("go", cancel=token)))
     with pytest.raises(asyncio.CancelledError):  # not turned into the token's RunCancelled
@@ -191,8 +195,8 @@ async def test_a_callers_cancel_that_comes_with_the_tokens_goes_on() -> None:
 async def test_token_sleep_reports_timeout_and_early_cancel() -> None:
     token = CancellationToken()
     assert await token.sleep(0.001) is False
-    threading.Timer(0.02, token.cancel).start()
-    assert await asyncio.wait_for(token.sleep(10), 5) is True  # woken early, or wait_for fails
+    clock = SignallingClock(in_a_thread(token.cancel))  # a thread cancels it as it sleeps
+    assert await asyncio.wait_for(token.sleep(10, clock), 5) is True  # woken early, or fails
     assert await asyncio.wait_for(token.sleep(10), 0.5) is True  # already cancelled: at once
 
 
