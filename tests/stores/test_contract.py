@@ -223,26 +223,36 @@ async def test_cancelled_appends_leave_the_store_usable(kind: str, tmp_path: Pat
 async def test_a_cancelled_file_append_has_landed_or_not_when_the_cancel_returns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import time
+    import threading
 
     from tether.stores import FileStore
 
     written = FileStore._append
+    began, release = threading.Event(), threading.Event()
 
-    def slow_append(self: FileStore, *args: Any) -> int:
-        time.sleep(0.2)  # the write is still going in its thread when the caller is cancelled
+    def held_append(self: FileStore, *args: Any) -> int:
+        began.set()
+        release.wait(10)  # the write is still going in its thread when the caller is cancelled
         return written(self, *args)
 
-    monkeypatch.setattr(FileStore, "_append", slow_append)
+    def release_unless_ended() -> None:  # the cancel has reached the task: is it still waiting?
+        if not task.done():
+            release.set()
+
+    monkeypatch.setattr(FileStore, "_append", held_append)
     store = FileStore(tmp_path)
     context = await store.open("s")
     task = asyncio.ensure_future(context.append(Message("user", "maybe")))
-    await asyncio.sleep(0.05)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
-    fresh = await store.open("s")
-    await fresh.append(Message("user", "surely"))  # a write still going would conflict here
-    assert [m.text for m in await fresh.get_history()] == ["maybe", "surely"]
+    try:
+        await asyncio.to_thread(began.wait, 10)
+        task.cancel()
+        asyncio.get_running_loop().call_soon(release_unless_ended)
+        await asyncio.gather(task, return_exceptions=True)
+        fresh = await store.open("s")
+        await fresh.append(Message("user", "surely"))  # a write still going would conflict here
+        assert [m.text for m in await fresh.get_history()] == ["maybe", "surely"]
+    finally:
+        release.set()
 
 
 WRITER = textwrap.dedent(
