@@ -359,10 +359,7 @@ class AgentSession:
     ) -> AsyncGenerator[StreamEvent | str, None]:
         """One run's events (a typed run's value kept in ``_output``); the round-limit message
         comes as a plain string."""
-        if self._exits is None and self._tools.unopened:
-            raise RuntimeError("enter the session first: `async with AgentSession(...) as s`")
-        if self._pending is not None or not self._opened or self._stale:
-            await self._open_store()
+        await self._ready()
         self._limited, self._final = False, ""
         failure: BaseException | None = None
         watch = CompleteCalls() if self._ask_early else None
@@ -371,22 +368,13 @@ class AgentSession:
             async with self._stream(user_input, output, decisions) as run:
                 async for event in run:
                     if watch is not None:
-                        if type(event) is IterationStart:  # each turn's calls are its own
-                            watch = CompleteCalls()
-                            self._hooks.forget()  # type: ignore[union-attr]
-                        self._approve_early(watch.see(event))
-                    if type(event) is IterationEnd:
-                        self.last_usage = event.usage
-                        self.total_usage = self.total_usage + event.usage
-                    elif type(event) is Error:
-                        failure = event.exception
-                        self._stale = self._stale or isinstance(failure, ConflictError)
-                        if isinstance(failure, MaxIterationsError):
-                            failure, self._limited = None, True
+                        watch = self._watch_calls(watch, event)
+                    if type(event) is Error:
+                        failure = self._failure(event.exception)
+                        if failure is None:
                             yield self._limit_text()
                         continue
-                    elif type(event) is SessionEndEvent:
-                        self.total_usage = before + event.total_usage
+                    self._count_usage(event, before)
                     if type(event) is SessionEndEvent and event.error is None:
                         self._final = await run.get_final_text()
                         self._output = await run.get_output()
@@ -400,6 +388,39 @@ class AgentSession:
             self._messages = await self._context.get_history()
         if failure is not None:
             raise failure
+
+    async def _ready(self) -> None:
+        """Refuse a session not entered; (re)open the store when it is not open or went stale."""
+        if self._exits is None and self._tools.unopened:
+            raise RuntimeError("enter the session first: `async with AgentSession(...) as s`")
+        if self._pending is not None or not self._opened or self._stale:
+            await self._open_store()
+
+    def _watch_calls(self, watch: CompleteCalls, event: StreamEvent) -> CompleteCalls:
+        """Ask early about each call whose arguments ``event`` completes; each turn's calls are
+        its own, so a new iteration starts a new watch."""
+        if type(event) is IterationStart:
+            watch = CompleteCalls()
+            self._hooks.forget()  # type: ignore[union-attr]
+        self._approve_early(watch.see(event))
+        return watch
+
+    def _failure(self, exc: BaseException) -> BaseException | None:
+        """The error a run's ``Error`` event raises at its end, or None when the round limit
+        stopped it (a message instead); a conflict marks the history stale."""
+        self._stale = self._stale or isinstance(exc, ConflictError)
+        if isinstance(exc, MaxIterationsError):
+            self._limited = True
+            return None
+        return exc
+
+    def _count_usage(self, event: StreamEvent, before: Usage) -> None:
+        """The usage of the last reply and of the session, from a run's events."""
+        if type(event) is IterationEnd:
+            self.last_usage = event.usage
+            self.total_usage = self.total_usage + event.usage
+        elif type(event) is SessionEndEvent:
+            self.total_usage = before + event.total_usage
 
     def _stream(
         self, user_input: str | Message | None, output: Any, decisions: Decided | None

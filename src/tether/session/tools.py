@@ -195,20 +195,7 @@ class SessionTools:
     def _named(self, local: list[Tool], listings: list[tuple[int, list[Tool]]]) -> list[Tool]:
         """Local tools, then each server's, the servers whose names collide prefixed; a name
         still taken after that is a ``ValueError``."""
-        while True:  # prefixing one server may make its names collide with another's
-            names = Counter(t.name for t in local)
-            for key, listed in listings:
-                names.update(self._offered_name(key, t) for t in listed)
-            colliding = {
-                key
-                for key, listed in listings
-                if key not in self._prefixed
-                and self._prefixable(key)
-                and any(names[t.name] > 1 for t in listed)
-            }
-            if not colliding:
-                break
-            self._prefixed |= colliding
+        self._prefix_colliding(local, listings)
         tools = list(local)
         taken: set[str] = set()
         for tool in tools:
@@ -225,6 +212,24 @@ class SessionTools:
                 tools.append(offered)
         self._renamed = renamed
         return tools
+
+    def _prefix_colliding(self, local: list[Tool], listings: list[tuple[int, list[Tool]]]) -> None:
+        """Prefix every server one of whose tools' names another tool also has, until none
+        that may be prefixed collides."""
+        while True:  # prefixing one server may make its names collide with another's
+            names = Counter(t.name for t in local)
+            for key, listed in listings:
+                names.update(self._offered_name(key, t) for t in listed)
+            colliding = {
+                key
+                for key, listed in listings
+                if key not in self._prefixed
+                and self._prefixable(key)
+                and any(names[t.name] > 1 for t in listed)
+            }
+            if not colliding:
+                return
+            self._prefixed |= colliding
 
     def _prefixable(self, key: int) -> bool:
         """Whether the session may prefix the server's tools: not when it names them itself
