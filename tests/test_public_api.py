@@ -362,18 +362,65 @@ PROMPTY_LAYERS: dict[str, set[str]] = {
 part of the door it is, lowest first."""
 
 
-def test_the_prompty_door_is_layered_too() -> None:
-    rank = {part: r for r, members in enumerate(PROMPTY_LAYERS.values()) for part in members}
-    inside = {m: t for m, t in _graph().items() if m.startswith("prompty.")}
+LOOP_LAYERS: dict[str, set[str]] = {
+    "shared": {"middleware", "control", "state", "approval"},
+    "config": {"limits", "config"},
+    "steps": {
+        "history_view",
+        "reply",
+        "dispatch",
+        "output",
+        "handoff",
+        "compact",
+        "call_start",
+        "steps",
+    },
+    "run": {"run"},
+    "around": {"stream", "delegation"},
+}
+"""The loop's own order: each module (or subpackage) of ``tether.loop`` by rank, lowest first:
+what every step shares (the middleware seam, run controls, run state, approval records), what
+configures a run, the steps, the run that calls them, and what wraps a run for a caller."""
+
+NEW_LOOP_MODULE = (
+    "put each in the LOWEST rank of LOOP_LAYERS (tests/test_public_api.py) that is at or above "
+    "every loop module it imports (a new rank between two if none fits), and add it to the "
+    "table of the loop's order in ARCHITECTURE.md"
+)
+
+
+def _inside(package: str, layers: dict[str, set[str]]) -> tuple[list[str], list[str]]:
+    """The parts (first name below ``package``) of ``tether.<package>`` in no rank of ``layers``,
+    and each import of a part ranked above the importer's."""
+    rank = {part: r for r, members in enumerate(layers.values()) for part in members}
+    inside = {m: t for m, t in _graph().items() if m.startswith(package + ".")}
     unknown = sorted({m.split(".")[1] for m in inside} - set(rank))
-    assert not unknown, f"parts of the Prompty door outside every layer: {unknown}"
     problems = [
         f"{me} imports {target}, a layer above"
         for me, targets in inside.items()
         for target in targets
-        if target.startswith("prompty.") and rank[target.split(".")[1]] > rank[me.split(".")[1]]
+        if target in inside  # an unranked part is reported as unknown
+        and rank.get(target.split(".")[1], -1) > rank.get(me.split(".")[1], len(layers))
     ]
+    return unknown, sorted(problems)
+
+
+def test_the_prompty_door_is_layered_too() -> None:
+    unknown, problems = _inside("prompty", PROMPTY_LAYERS)
+    assert not unknown, f"parts of the Prompty door outside every layer: {unknown}"
     assert not problems, "\n".join(sorted(problems))
+
+
+def test_the_loop_is_layered_too() -> None:
+    """No module of ``tether.loop`` imports one ranked above it, and every one has a rank."""
+    unknown, problems = _inside("loop", LOOP_LAYERS)
+    assert not unknown, f"modules of tether.loop in no rank: {unknown}; {NEW_LOOP_MODULE}"
+    gone = sorted(
+        set().union(*LOOP_LAYERS.values())
+        - {m.split(".")[1] for m in _modules() if m.startswith("loop.")}
+    )
+    assert not gone, f"LOOP_LAYERS ranks modules tether.loop no longer has: {gone}"
+    assert not problems, "\n".join([*problems, f"(a module that moved: {NEW_LOOP_MODULE})"])
 
 
 def test_the_prompty_door_has_a_short_top_level() -> None:
