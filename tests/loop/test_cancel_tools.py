@@ -13,7 +13,7 @@ from typing import Literal
 
 import pytest
 
-from tether import Agent, CancellationToken, Tool
+from tether import Agent, CancellationToken, StreamEvent, Tool, ToolResult
 from tether.context import MemoryContextStore
 from tether.errors import RunCancelled
 from tether.messages import Message, ToolResultBlock, ToolUseBlock
@@ -78,11 +78,18 @@ async def test_an_async_tool_is_cancelled_at_once_and_stored_as_interrupted(
 async def test_calls_that_finished_keep_their_results() -> None:
     slow, quick = Sleeper(30), Sleeper(0)
     calls = [Call("slow", {}, id="s1"), Call("quick", {}, id="q1")]
+    quick_done = asyncio.Event()
+
+    def on_event(event: StreamEvent) -> None:
+        if isinstance(event, ToolResult) and event.tool_use_id == "q1":
+            quick_done.set()
+
     agent = agent_with([Tool("slow", slow), Tool("quick", quick)], calls, "parallel")
+    agent = agent.copy(on_event=on_event)
     store, token = MemoryContextStore(), CancellationToken()
     task = asyncio.ensure_future(agent.run("go", store, cancel=token))
     await slow.started.wait()
-    await asyncio.sleep(0.05)  # the quick call ends meanwhile
+    await asyncio.wait_for(quick_done.wait(), 10)  # the quick call has ended, the slow one runs
     token.cancel()
     with pytest.raises(RunCancelled):
         await asyncio.wait_for(task, 10)

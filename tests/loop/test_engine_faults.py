@@ -160,12 +160,14 @@ class StallingModel:
 
     def __init__(self) -> None:
         self.closed = asyncio.Event()
+        self.stalled = threading.Event()  # for a thread that cancels once the stream stalls
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
         try:
             yield TextDelta(0, "Hello wor")
+            self.stalled.set()
             await asyncio.Event().wait()
         finally:
             self.closed.set()
@@ -178,11 +180,16 @@ async def test_token_interrupts_a_stalled_stream(from_thread: bool) -> None:
     token = CancellationToken()
     store = MemoryContextStore()
     events: list[StreamEvent] = []
+
+    def cancel_when_stalled() -> None:
+        model.stalled.wait(5)
+        token.cancel()
+
     async for event in agent_of(model).run_stream("go", store, cancel=token):
         events.append(event)
         if isinstance(event, TextDelta):
             if from_thread:
-                threading.Timer(0.01, token.cancel).start()
+                threading.Thread(target=cancel_when_stalled, daemon=True).start()
             else:
                 token.cancel()
     end = events[-1]
