@@ -24,11 +24,12 @@ TWO_CALLS = [Call("work", {"tag": "a"}), Call("work", {"tag": "b"})]
 
 
 class Work:
-    """A tool that records when each call starts, and can be held."""
+    """A tool that records when each call starts, and can be held; says when one has finished."""
 
     def __init__(self) -> None:
         self.started: list[str] = []
         self.first = asyncio.Event()
+        self.finished = asyncio.Event()
         self.release = asyncio.Event()
         self.release.set()
 
@@ -37,6 +38,7 @@ class Work:
             self.started.append(tag)
             self.first.set()
             await self.release.wait()
+            self.finished.set()
             return f"did {tag}"
 
         return Tool("work", work)
@@ -149,7 +151,7 @@ async def test_a_turn_closed_at_its_end_keeps_the_results_of_calls_that_ran() ->
     stream = agent(model, work).run_stream("go", store)
     async for event in stream:
         if type(event).__name__ == "IterationEnd":
-            await asyncio.sleep(0.05)  # a finished while the turn ended
+            await asyncio.wait_for(work.finished.wait(), 5)  # a finished while the turn ended
             break
     await stream.aclose()
     results = {r.tool_use_id: r for r in store.messages[-1].tool_results}

@@ -15,6 +15,7 @@ from tether.context import MemoryContextStore
 from tether.messages import Message, ToolResultBlock, ToolUseBlock
 from tether.testing import Call, Hold, Reply, ScriptedTransport
 from tether.types import Usage
+from waiting import until
 
 ran: list[str] = []
 
@@ -133,10 +134,7 @@ async def test_tool_calls_past_the_limit_never_run_and_the_run_ends() -> None:
     assert (error.limit, error.maximum) == ("tool_calls", 3)
     assert sorted(ran) == ["ping 1", "ping 2", "ping 3"]
     results = [
-        b
-        for m in await context.get_history()
-        for b in m.content
-        if isinstance(b, ToolResultBlock)
+        b for m in await context.get_history() for b in m.content if isinstance(b, ToolResultBlock)
     ]
     refused = [r for r in results if r.is_error]
     assert len(refused) == 2 and "tool_calls limit" in str(refused[0].content)
@@ -194,7 +192,7 @@ async def test_the_time_limit_never_cancels_the_callers_token_and_the_caller_sti
     held = ScriptedTransport([Hold(asyncio.Event(), Reply("never"))])
     agent = Agent("", held, limits=Limits(seconds=30))
     running = asyncio.create_task(agent.run("go", cancel=mine))
-    await asyncio.sleep(0.05)
+    await until(lambda: held.call_count == 1, "the held model call")  # the run is under way
     mine.cancel()
     with pytest.raises(RunCancelled):
         await asyncio.wait_for(running, 5)

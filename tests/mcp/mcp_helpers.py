@@ -8,7 +8,6 @@ import socket
 import stat
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +28,6 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], limit: float = 20.0)
                 return
         time.sleep(0.05)
     raise RuntimeError(f"nothing listened on port {port} within {limit} s")
-
-
-async def until(check: Callable[[], bool], what: str, limit: float = 15.0) -> None:
-    """Wait until ``check()`` holds (a loaded machine may take seconds), or fail saying ``what``."""
-    import asyncio
-
-    deadline = time.monotonic() + limit
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {limit} s")
-        await asyncio.sleep(0.02)
 
 
 def children() -> list[int]:

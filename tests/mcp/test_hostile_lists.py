@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import other_tasks, texts, until
+from mcp_helpers import other_tasks, texts
 
 from tether import Agent, AgentSession, McpStdio, McpTool, Tool
 from tether.testing import Call, Reply, Request, ScriptedTransport
+from waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import children, dead, large_open_files, texts, until
+from mcp_helpers import children, dead, large_open_files, texts
 
 from tether import AgentSession, McpStdio
 from tether.testing import Call, Reply, ScriptedTransport
+from waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 

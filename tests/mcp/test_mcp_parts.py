@@ -16,6 +16,7 @@ from tether.mcp.names import MAX_NAME, fitted
 from tether.mcp.redact import REDACTED, scrub, secret_args, secret_env
 from tether.mcp.schemacheck import schema_problem
 from tether.mcp.stderr import StderrTail
+from waiting import until
 
 PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -93,7 +94,7 @@ async def test_stderr_keeps_only_a_bounded_tail() -> None:
             await asyncio.sleep(0)
     finally:
         os.close(write)
-    await asyncio.sleep(0.05)
+    await until(lambda: "line 199" in tail.text(chars=2000), "the last line read")
     said = tail.text(chars=100)
     assert said.endswith("x" * 50) and len(said) <= 100
     assert "line 199" in tail.text(chars=2000)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mcp_helpers import until
 
 from tether import AgentSession, McpStdio, McpStreamable, McpTool, Tool
 from tether.testing import Call, Reply, ScriptedTransport
+from waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 

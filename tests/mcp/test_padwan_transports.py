@@ -9,10 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
-from mcp_helpers import children, other_tasks, until
+from mcp_helpers import children, other_tasks
 
 from tether import AgentSession, McpStdio, McpStreamable, McpTool
 from tether.testing import Call, Reply, ScriptedTransport
+from waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 

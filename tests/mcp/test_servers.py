@@ -11,10 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import children, free_port, until
+from mcp_helpers import children, free_port
 
 from tether import ImageBlock, TextBlock
 from tether.mcp import McpError, McpStdio, McpStreamable
+from waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 

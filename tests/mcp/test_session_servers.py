@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import children, other_tasks, until
+from mcp_helpers import children, other_tasks
 
 from tether import AgentSession, McpStdio, McpTool, Message
 from tether.testing import Call, Reply, ScriptedTransport
+from waiting import until
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -12,10 +12,11 @@ import random
 from pathlib import Path
 
 import pytest
-from mcp_helpers import children, open_fds, other_tasks, until
+from mcp_helpers import children, open_fds, other_tasks
 
 from tether import McpStdio
 from tether.mcp import McpError
+from waiting import until
 
 pytestmark = pytest.mark.timeout(120)
 
