@@ -16,6 +16,7 @@ from typing import Any
 
 import durable_agents as da
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.worker import Replayer
 
@@ -282,7 +283,7 @@ async def test_a_message_sent_during_the_last_model_call_is_answered_too(
         run = await gated.start(client, "first", task_queue=queue)
         await _until(run, lambda p: p.turns == 1)  # the model call is running
         await run.send("second")
-        await asyncio.sleep(0.3)  # the signal is in the workflow before the model answers
+        await _taken(run)  # the signal is in the workflow before the model answers
         gate.set()
         output = await run.result()
         transcript = await run.transcript()
@@ -509,6 +510,18 @@ async def _until(run: Any, test: Any, within: float = 30.0) -> Any:
             progress = await run.progress()
             if test(progress):
                 return progress
+            await asyncio.sleep(0.05)
+
+
+async def _taken(run: Any, within: float = 30.0) -> None:
+    """Until a workflow task has completed since the last signal: the workflow has taken it."""
+    signalled = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+    async with asyncio.timeout(within):
+        while True:
+            kinds = [e.event_type for e in (await run.handle.fetch_history()).events]
+            last = max(i for i, kind in enumerate(kinds) if kind == signalled)
+            if EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED in kinds[last:]:
+                return
             await asyncio.sleep(0.05)
 
 
