@@ -58,24 +58,7 @@ class TemporalAgent:
         blobs: Blobs | None = None,
     ) -> None:
         name = agent.name if name is None else name
-        if not name or any(c.isspace() for c in name):
-            raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
-        if store is not None and not isinstance(store, SessionRows):
-            raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
-        if blobs is not None and not isinstance(blobs, Blobs):
-            raise TypeError(f"durable agent {name!r}: {blobs!r} is not a blob store (put/get)")
-        check_approval(approval)  # one definition with Agent(approval=)
-        if agent.handoffs or agent.approval is not None:
-            raise ValueError(
-                f"durable agent {name!r}: handoffs and Agent(approval=) do not run in a workflow "
-                "yet (TemporalAgent(approval=) waits for a person durably)"
-            )
-        policy = agent.context_policy
-        if isinstance(policy, Compaction) and policy.summarizer is not None:
-            raise ValueError(
-                f"durable agent {name!r}: Compaction(summarizer=...) would call a model from the "
-                "workflow; leave summarizer=None (the agent's own model summarises, in an activity)"
-            )
+        _check_durable(agent, name, store, approval, blobs)
         self.agent = agent
         self.name = name
         self.store = store
@@ -174,6 +157,35 @@ class TemporalAgent:
 
     def __repr__(self) -> str:
         return f"TemporalAgent({self.name!r}, agent={self.agent.name!r})"
+
+
+def _check_durable(
+    agent: Agent,
+    name: str,
+    store: SessionRows | None,
+    approval: Approval | None,
+    blobs: Blobs | None,
+) -> None:
+    """Refuse what cannot run durably: a name with spaces, a store or blob store of the wrong
+    kind, and the agent features that would not run inside a workflow."""
+    if not name or any(c.isspace() for c in name):
+        raise ValueError(f"a durable agent needs a name without spaces, got {name!r}")
+    if store is not None and not isinstance(store, SessionRows):
+        raise TypeError(f"durable agent {name!r}: {store!r} is not a tether store")
+    if blobs is not None and not isinstance(blobs, Blobs):
+        raise TypeError(f"durable agent {name!r}: {blobs!r} is not a blob store (put/get)")
+    check_approval(approval)  # one definition with Agent(approval=)
+    if agent.handoffs or agent.approval is not None:
+        raise ValueError(
+            f"durable agent {name!r}: handoffs and Agent(approval=) do not run in a workflow "
+            "yet (TemporalAgent(approval=) waits for a person durably)"
+        )
+    policy = agent.context_policy
+    if isinstance(policy, Compaction) and policy.summarizer is not None:
+        raise ValueError(
+            f"durable agent {name!r}: Compaction(summarizer=...) would call a model from the "
+            "workflow; leave summarizer=None (the agent's own model summarises, in an activity)"
+        )
 
 
 @asynccontextmanager

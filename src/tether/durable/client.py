@@ -7,6 +7,7 @@ import asyncio
 import random
 import time
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -169,17 +170,31 @@ class DurableRun:
                 continue
             idle = poll
             tail.expect(live.get("turn"), live.get("at"))
-            calls: frozenset[tuple[str, int]] | None = None
-            while True:  # while the same calls run, the log waits for them: look at them only
-                running, shown = await self._live(tail)
-                for event in shown:
+            async with aclosing(self._while_running(tail, page, live, asked, poll)) as shown:
+                async for event in shown:
                     yield event
-                if page["events"] or (calls is not None and running != calls):
-                    break  # the log may have more: ask for it now
-                calls = running
-                await asyncio.sleep(poll)
-                if len(running) < live.get("running", 0) or time.monotonic() - asked >= RECHECK:
-                    break  # a call ended before the page was read (or a while has passed)
+
+    async def _while_running(
+        self,
+        tail: LiveTail,
+        page: dict[str, Any],
+        live: dict[str, Any],
+        asked: float,
+        poll: float,
+    ) -> AsyncIterator[StreamEvent]:
+        """What the running calls show, looked at every ``poll`` seconds until the log may have
+        more: while the same calls run, the log waits for them."""
+        calls: frozenset[tuple[str, int]] | None = None
+        while True:
+            running, shown = await self._live(tail)
+            for event in shown:
+                yield event
+            if page["events"] or (calls is not None and running != calls):
+                return  # the log may have more: ask for it now
+            calls = running
+            await asyncio.sleep(poll)
+            if len(running) < live.get("running", 0) or time.monotonic() - asked >= RECHECK:
+                return  # a call ended before the page was read (or a while has passed)
 
     async def _earlier(
         self, page: dict[str, Any], after: int, poll: float

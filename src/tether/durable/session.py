@@ -113,12 +113,7 @@ class DurableSession:
             if resume or self.inbox:
                 message = None if resume else self.inbox.popleft()
                 resume = False
-                if not await self._answer(message):
-                    carry = self._carry()
-                    if self.fits(carry, "the conversation carried over a continue-as-new"):
-                        workflow.continue_as_new(carry)
-                    return self._output()
-                if self.cancelled or not (self.keep_open or self.inbox):
+                if not await self._answer_and_go_on(message):
                     return self._output()
             elif self.keep_open and not (self.closing or self.cancelled):
                 self.status = "waiting_for_message"
@@ -127,6 +122,17 @@ class DurableSession:
                 )
             else:
                 return self._output()
+
+    async def _answer_and_go_on(self, message: str | None) -> bool:
+        """Answer ``message`` (None: resume the stored turn); whether the run goes on: it
+        continues as new when the loop stopped early for that, and ends when cancelled or when
+        no message waits and it is not kept open."""
+        if not await self._answer(message):
+            carry = self._carry()
+            if self.fits(carry, "the conversation carried over a continue-as-new"):
+                workflow.continue_as_new(carry)
+            return False
+        return not (self.cancelled or not (self.keep_open or self.inbox))
 
     async def _open(self, start: RunInput) -> None:
         """The history so far: from the store (paged) when there is one, else from the input."""
