@@ -196,6 +196,23 @@ def iso_utc(moment: dt.datetime) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
+_LEAVES = (
+    type(None),
+    bool,
+    int,
+    float,
+    str,
+    dt.datetime,
+    dt.date,
+    dt.time,
+    PurePath,
+    bytes,
+    bytearray,
+    memoryview,
+)
+"""The values ``_Walk.leaf`` writes whole: scalars, moments, paths, bytes."""
+
+
 class _Walk:
     """One serialisation: counts values against ``MAX_NODES`` and keeps the containers on the
     current path to spot cycles. ``secrets`` None: no redaction."""
@@ -209,6 +226,20 @@ class _Walk:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             return "[truncated]"
+        if isinstance(value, _LEAVES):
+            return self.leaf(value)
+        if depth >= MAX_DEPTH:
+            return "[too deep]"
+        if id(value) in self.path:
+            return "[circular reference]"
+        self.path.add(id(value))
+        try:
+            return self.composite(value, depth + 1)
+        finally:
+            self.path.discard(id(value))
+
+    def leaf(self, value: Any) -> Any:
+        """A value with no parts (one of ``_LEAVES``): as it is, or as text."""
         if value is None or isinstance(value, bool | int):
             return value
         if isinstance(value, float):
@@ -221,18 +252,8 @@ class _Walk:
             return iso_utc(value) if isinstance(value, dt.datetime) else value.isoformat()
         if isinstance(value, PurePath):
             return self.text(str(value))
-        if isinstance(value, bytes | bytearray | memoryview):
-            more = CUT if len(value) > MAX_STRING else ""
-            return self.text(str(bytes(value[:MAX_STRING])) + more)
-        if depth >= MAX_DEPTH:
-            return "[too deep]"
-        if id(value) in self.path:
-            return "[circular reference]"
-        self.path.add(id(value))
-        try:
-            return self.composite(value, depth + 1)
-        finally:
-            self.path.discard(id(value))
+        more = CUT if len(value) > MAX_STRING else ""  # bytes, bytearray, memoryview
+        return self.text(str(bytes(value[:MAX_STRING])) + more)
 
     def composite(self, value: Any, depth: int) -> Any:
         if isinstance(value, Mapping):
