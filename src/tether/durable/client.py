@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import timedelta
@@ -181,7 +181,7 @@ class DurableRun:
         live: dict[str, Any],
         asked: float,
         poll: float,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """What the running calls show, looked at every ``poll`` seconds until the log may have
         more: while the same calls run, the log waits for them."""
         calls: frozenset[tuple[str, int]] | None = None
