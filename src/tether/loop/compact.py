@@ -1,17 +1,17 @@
 """The loop's compaction step: summarise the older part of a run's history, store the summary
-as a compaction record, and go on from summary + recent (``tether.context`` has the policy and
-the record)."""
+as a compaction record, and go on from summary + recent (``tether.context`` has the policy, the
+record and the ``Compactor`` that is the step's state; the loop holds one only when the agent's
+policy is ``Compaction``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Protocol
+from typing import TypeAlias
 
 from ..context import (
     Compaction,
     Compactor,
-    ContextStore,
     compaction_record,
     load_context,
     summary_of,
@@ -24,61 +24,43 @@ from ..tools.results import describe_exception
 from ..transports.base import CompletionTransport
 from ..types import Usage
 from .history_view import stored_span
-from .middleware import ModelHandler, ModelRequest, RunRequest, as_generator, call_transport
-from .reply import ModelSettings, interruptible
-from .state import RunState
+from .middleware import ModelRequest, as_generator, call_transport
+from .reply import ReplySource, interruptible
+from .transcript import Transcript
 
-if TYPE_CHECKING:
-    from .control import CancellationToken
-    from .limits import RunBudget
+__all__ = ["Spend", "compact"]
 
-__all__ = ["CompactingRun", "compact"]
-
-
-class CompactingRun(Protocol):
-    """What the step reads of a run (the loop's ``Run`` is one), and its history, which it
-    replaces."""
-
-    history: list[Message]
-
-    @property
-    def model(self) -> ModelSettings: ...
-    @property
-    def model_chain(self) -> ModelHandler | None: ...
-    @property
-    def request(self) -> RunRequest | None: ...
-    @property
-    def store(self) -> ContextStore: ...
-    @property
-    def state(self) -> RunState: ...
-    @property
-    def budget(self) -> RunBudget | None: ...
-    @property
-    def cancel(self) -> CancellationToken | None: ...
+Spend: TypeAlias = Callable[[Usage, "str | None", CompletionTransport], None]
+"""Counts a model call's usage in the run's total and its limits: usage, model, transport."""
 
 
 async def compact(
-    run: CompactingRun, compactor: Compactor, iteration: int
+    compactor: Compactor,
+    run: Transcript,
+    source: ReplySource,
+    spend: Spend,
+    iteration: int,
 ) -> Compacted | CompactionFailed | None:
-    """Past the budget, compact ``run``'s history (the event that says so); a failing
-    summariser leaves the history as it is (the event says why)."""
+    """Past the budget, compact the run's history (the event that says so); a failing
+    summariser leaves the history as it is (the event says why). The summary is asked as the
+    run's replies are (``source``: model, middleware, cancellation) and paid with ``spend``."""
     tokens = compactor.due(run.history)
     start = None if tokens is None else compactor.split(run.history)
     if tokens is None or start is None:
         return None
-    if run.cancel is not None and run.cancel.cancelled:
+    if source.cancel is not None and source.cancel.cancelled:
         raise RunCancelled("the run was cancelled")
     policy = compactor.policy
-    transport = policy.summarizer or run.model.transport
+    transport = policy.summarizer or source.model.transport
     try:
-        summary, usage = await _summarize(run, policy, transport, run.history[:start], iteration)
+        summary, usage = await _summarize(source, policy, transport, run.history[:start], iteration)
     except RunCancelled:
         raise  # the run's cancellation or time limit: the run ends, not the compaction
     except Exception as exc:
         compactor.failed(tokens)
         return CompactionFailed(describe_exception(exc), tokens)
     if usage is not None:
-        _charge(run, usage, transport)
+        spend(usage, None, transport)
     if not summary:
         compactor.failed(tokens)
         return CompactionFailed("the summariser answered with no text", tokens)
@@ -91,7 +73,7 @@ async def compact(
 
 
 async def _summarize(
-    run: CompactingRun,
+    source: ReplySource,
     policy: Compaction,
     transport: CompletionTransport,
     older: Sequence[Message],
@@ -106,24 +88,16 @@ async def _summarize(
         policy.instructions,
         iteration,
         transport,
-        run=run.request,
+        run=source.request,
         purpose="compaction",
     )
     parts: list[str] = []
     usage = None
-    handler = run.model_chain or call_transport
+    handler = source.model_chain or call_transport
     async with aclosing(as_generator(handler(request))) as events:
-        async for event in interruptible(events, run.cancel):
+        async for event in interruptible(events, source.cancel):
             if type(event) is TextDelta:
                 parts.append(event.delta)
             elif type(event) is IterationEnd:
                 usage = event.usage
     return "".join(parts).strip(), usage
-
-
-def _charge(run: CompactingRun, usage: Usage, transport: CompletionTransport) -> None:
-    """Count the summary in the run's usage and limits."""
-    state = run.state
-    state.usage = state.usage + usage
-    if run.budget is not None:
-        run.budget.charge_reply(usage, None, transport)

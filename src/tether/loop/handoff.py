@@ -1,14 +1,16 @@
 """Handoffs: ``Agent(handoffs=[other, ...])`` offers the model ``transfer_to_{other.name}`` (no
 arguments); calling it hands the rest of the run to ``other`` on the same context. The run keeps
-one ``Handoffs`` for the agent answering now: the transfer tools it offers, and the transfer its
-reply asked for, which the loop takes after the reply's calls are stored."""
+one ``Handoffs`` (only when the agent has handoffs) for the agent answering now: the transfer
+tools it offers, the transfer its reply asked for, which the loop takes after the reply's calls
+are stored, and the ``Handoff`` event told before the next iteration."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..messages import ToolResultBlock
+from ..events import Handoff
+from ..messages import Message, ToolResultBlock
 from ..tools.tool import Tool, tool_name
 
 if TYPE_CHECKING:
@@ -43,14 +45,15 @@ def resumer(agent: AgentConfig, name: str) -> AgentConfig:
 
 
 class Handoffs:
-    """The transfer tools of the agent answering now, and the agent a call of one chose (the
-    first call of a reply wins; another in the same reply is refused)."""
+    """The transfer tools of the agent answering now, the agent a call of one chose (the first
+    call of a reply wins; another in the same reply is refused), and the handoff to tell."""
 
-    __slots__ = ("target", "tools")
+    __slots__ = ("notice", "target", "tools")
 
     def __init__(self, agent: AgentConfig) -> None:
         self.target: AgentConfig | None = None
         self.tools: Sequence[Tool] = ()
+        self.notice: Handoff | None = None  # told before the next iteration
         self.offer(agent)
 
     def offer(self, agent: AgentConfig) -> None:
@@ -62,6 +65,24 @@ class Handoffs:
         """The agent a transfer chose, once."""
         target, self.target = self.target, None
         return target
+
+    def taken(self, current: AgentConfig) -> AgentConfig | None:
+        """The agent a transfer chose (once), the ``Handoff`` from ``current`` to it noted to
+        be told; None when the reply chose none."""
+        target = self.take()
+        if target is not None:
+            self.notice = Handoff(current.name, target.name)
+        return target
+
+    def tell(self) -> Handoff | None:
+        """The handoff to tell before the next iteration, once."""
+        notice, self.notice = self.notice, None
+        return notice
+
+    @staticmethod
+    def named(message: Message, agent: AgentConfig) -> Message:
+        """A reply's message saying which agent answered."""
+        return Message(message.role, message.content, agent.name)
 
     def _tool(self, other: AgentConfig) -> Tool:
         first = next((line for line in other.system.splitlines() if line.strip()), "")

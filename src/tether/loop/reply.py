@@ -4,7 +4,6 @@ into the assistant message and the tool calls it asks for."""
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.clock import Clock
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ModelSettings",
     "ReplyBuilder",
-    "ReplyRequest",
     "ReplySource",
     "StreamedCall",
     "interruptible",
@@ -271,18 +269,6 @@ class ReplySource(Protocol):
     def request(self) -> RunRequest | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyRequest:
-    """One model reply: the run it belongs to, what is sent, and the builder that collects its
-    events (what stays the same all run is read from ``source``, not copied each reply)."""
-
-    source: ReplySource
-    messages: Sequence[Message]
-    tools: Sequence[ToolSpec]
-    iteration: int
-    reply: ReplyBuilder
-
-
 def _retry_delay(agent: ModelSettings, exc: BaseException, attempt: int) -> float | None:
     """How long to wait before retrying the attempt that failed with ``exc``; None when it is
     not retried (cancellation, or the policy says no)."""
@@ -302,15 +288,21 @@ async def _wait_to_retry(source: ReplySource, delay: float, exc: BaseException) 
         raise RunCancelled("the run was cancelled while waiting to retry") from exc
 
 
-async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, None]:
-    """Yield the model events of one reply into ``request.reply``; stops after its ``IterationEnd``.
+async def stream_reply(
+    source: ReplySource,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    iteration: int,
+    reply: ReplyBuilder,
+) -> AsyncGenerator[StreamEvent, None]:
+    """Yield the model events of one reply of ``source``'s run (``messages`` and ``tools``
+    sent, as ``iteration``) into ``reply``; stops after its ``IterationEnd``. What stays the same
+    all run is read from ``source``, not copied each reply.
 
     Failures before the first event are retried per the agent's ``retry``; the run's cancellation
     token interrupts the stream and the waits.
     """
-    source = request.source
     agent, cancel, chain = source.model, source.cancel, source.model_chain
-    messages, tools = request.messages, request.tools
     interrupt = None
     if cancel is not None:
         interrupt = cancel.watch()
@@ -323,7 +315,7 @@ async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, Non
             stream = (
                 agent.transport.stream(messages, tools, agent.system)
                 if chain is None
-                else chain(_model_request(request, attempt))
+                else chain(_model_request(source, messages, tools, iteration, attempt))
             )
             try:
                 event: StreamEvent = await (
@@ -339,7 +331,7 @@ async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, Non
                     raise
                 yield Retrying(attempt, delay, describe_exception(exc))
                 await _wait_to_retry(source, delay, exc)
-        texts, add = request.reply.texts, request.reply.add
+        texts, add = reply.texts, reply.add
         try:
             while type(event) is not IterationEnd:
                 if type(event) is TextDelta:  # ``add``'s text branch inlined: the per-delta path
@@ -361,7 +353,7 @@ async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, Non
                     raise StreamContractError(
                         "the transport's stream ended without an IterationEnd event"
                     ) from None
-            request.reply.end = event
+            reply.end = event
             try:  # on to the stream's end, so wrappers around it (middleware) finish too
                 extra = await (
                     stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
@@ -378,9 +370,15 @@ async def stream_reply(request: ReplyRequest) -> AsyncGenerator[StreamEvent, Non
             cancel.unwatch(interrupt)  # type: ignore[union-attr]
 
 
-def _model_request(request: ReplyRequest, attempt: int) -> ModelRequest:
-    """The middleware's view of one attempt at the reply."""
-    r, agent = request, request.source.model
+def _model_request(
+    source: ReplySource,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    iteration: int,
+    attempt: int,
+) -> ModelRequest:
+    """The middleware's view of one attempt at a reply."""
+    agent = source.model
     return ModelRequest(
-        r.messages, r.tools, agent.system, r.iteration, agent.transport, attempt, r.source.request
+        messages, tools, agent.system, iteration, agent.transport, attempt, source.request
     )

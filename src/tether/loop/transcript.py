@@ -1,0 +1,80 @@
+"""A run's transcript: the history the model sees and the store that keeps every message whole.
+
+The run reads the stored history once (``open``) and then only appends: each message goes to the
+model's view (tool results cut to ``max_tool_result_chars``) and to the store, as the store is
+asked to (a failed append ends the run, and with it this history)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+
+from ..base.interrupt import survive
+from ..context import ContextStore, load_context
+from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..tools.results import interrupted_result
+from .approval import OpenCalls
+from .history_view import read_stored
+from .steps import model_view, unanswered
+
+__all__ = ["Transcript"]
+
+
+class Transcript:
+    """One run's history as the model sees it (``history``, which compaction may replace) and
+    its ``store``; ``limit`` cuts the results the model sees (the answering agent's)."""
+
+    __slots__ = ("history", "limit", "store")
+
+    def __init__(self, store: ContextStore, limit: int | None) -> None:
+        self.store = store
+        self.limit = limit
+        self.history: list[Message] = []
+
+    async def open(self) -> OpenCalls | None:
+        """Read the stored history once; the calls its last reply left open, if any."""
+        history = await load_context(self.store)
+        opened = None
+        if history:
+            opened, history = read_stored(history)
+        limit = self.limit
+        self.history = history if limit is None else [model_view(m, limit) for m in history]
+        return opened
+
+    def append(self, message: Message) -> Awaitable[None]:
+        """Add ``message``; the store's awaitable (returned, not awaited: a coroutine saved)."""
+        self.history.append(message)
+        return self.store.append(message)
+
+    def show(self, message: Message) -> None:
+        """Add ``message`` to the model's view only (the store got it in another append)."""
+        limit = self.limit
+        self.history.append(message if limit is None else model_view(message, limit))
+
+    def append_results(self, results: Sequence[ToolResultBlock]) -> Awaitable[None]:
+        """Store the full results; the model's view gets the truncated copy."""
+        full = Message("user", tuple(results))
+        self.show(full)
+        return self.store.append(full)
+
+    async def keep(self, text: str, name: str | None) -> None:
+        """A failed or cancelled reply keeps what the model already said (its text only)."""
+        if text:
+            await survive(self.append(Message("assistant", text, name)))
+
+    async def interrupted(
+        self, calls: Sequence[ToolUseBlock], results: Sequence[ToolResultBlock | None]
+    ) -> None:
+        """On the way out of a failed or closed run: store a result for every call still open,
+        finished ones as they are and the rest as interrupted, even if cancelled meanwhile."""
+
+        async def store() -> None:
+            open_calls = unanswered(await self.store.get_history(), calls)
+            if open_calls:
+                final = [
+                    r if r is not None else interrupted_result(b)
+                    for b, r in zip(calls, results, strict=True)
+                    if b.id in open_calls
+                ]
+                await self.append_results(final)
+
+        await survive(store())
