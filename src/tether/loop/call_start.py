@@ -19,8 +19,11 @@ from ..events import (
     ToolUseStart,
 )
 from ..messages import ToolResultBlock, ToolUseBlock
-from .dispatch import PROGRESS_BACKLOG, ToolDispatcher, in_task, in_tasks, run_in_tasks
+from ..tools.results import not_run_result
+from ..types import StopReason
+from .dispatch import PROGRESS_BACKLOG, ToolDispatcher, finished, in_task, in_tasks, run_in_tasks
 from .reply import StreamedCall, tool_use
+from .transcript import Transcript
 
 if TYPE_CHECKING:
     from ..tools.tool import Tool
@@ -33,6 +36,8 @@ __all__ = [
     "EarlyCalls",
     "MakeDispatcher",
     "call_start",
+    "interrupt",
+    "skip",
 ]
 
 _INDEXED = (TextDelta, ReasoningDelta, ToolUseStart, ToolInputDelta)
@@ -132,6 +137,32 @@ def call_start(agent: AgentConfig) -> CallStart:
     if agent.execution != "parallel":
         return _SEQUENTIAL
     return EarlyCalls() if agent.start_tools_early else _PARALLEL
+
+
+async def skip(
+    start: CallStart, calls: list[ToolUseBlock], reason: StopReason, transcript: Transcript
+) -> list[StreamEvent]:
+    """Answer the calls of a reply that ended (for ``reason``) before they were complete; their
+    events. Calls started while it streamed did run, and keep their results."""
+    if not calls:
+        return []
+    why = f"the response ended with {reason.value!r} before the call was complete."
+    try:
+        ran = await start.finish(calls)
+    except BaseException:
+        await interrupt(start, calls, transcript)
+        raise
+    skipped = [ran.get(b.id) or not_run_result(b, why) for b in calls]
+    await transcript.append_results(skipped)
+    return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
+
+
+async def interrupt(start: CallStart, calls: list[ToolUseBlock], transcript: Transcript) -> None:
+    """A reply's stored calls get results though none is dispatched: those started while it
+    streamed and finished keep theirs, the rest are interrupted."""
+    if calls:
+        ran = await start.interrupted()
+        await transcript.interrupted(calls, [ran.get(b.id) for b in calls])
 
 
 class CompleteCalls:

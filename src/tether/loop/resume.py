@@ -1,20 +1,23 @@
-"""A resume's step (``Agent.resume``): the person's decisions on the calls a paused run left
-waiting, stored in one conflict-checked append before an approved call runs, and the events of
-the calls it decided, given before the run's own (``tether.loop.approval`` has the records)."""
+"""Opening a run on its stored history (``reopen``), and a resume's step (``Agent.resume``): the
+person's decisions on the calls a paused run left waiting, stored in one conflict-checked append
+before an approved call runs, and the events of the calls it decided, given before the run's own
+(``tether.loop.approval`` has the records)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 
-from ..events import StreamEvent
+from ..events import PendingCall, StreamEvent
 from ..messages import Message, ToolResultBlock, ToolUseBlock
-from .approval import Decisions, OpenCalls, Reopening, decision_message, reopening
+from ..tools.results import interrupted_result
+from .approval import Decisions, Reopening, decision_message, reopening
 from .dispatch import finished
-from .steps import ran
+from .state import UserInput
+from .steps import message_of, ran
 from .transcript import Transcript
 
-__all__ = ["Resume", "plan"]
+__all__ = ["Resume", "reopen"]
 
 
 class Resume:
@@ -52,7 +55,31 @@ class Resume:
                 yield event
 
 
-def plan(opened: OpenCalls | None, resume: Resume | None) -> Reopening:
-    """What opening a history with ``opened`` calls does, under ``resume``'s decisions if any
-    (``ValueError`` for a decision it cannot take, before anything is stored)."""
-    return reopening(opened, None if resume is None else resume.decisions)
+async def reopen(
+    transcript: Transcript,
+    resume: Resume | None,
+    user_message: UserInput,
+    resume_as: Callable[[str], None],
+    run_approved: Callable[[Sequence[ToolUseBlock]], Awaitable[None]],
+) -> tuple[PendingCall, ...]:
+    """Open the run's history: what its last reply left open and a resume's decisions checked
+    (else ``ValueError``, nothing stored), calls left open answered as interrupted, decisions
+    stored and approved calls run (``run_approved``, as the agent that made the reply:
+    ``resume_as``), then the user's message; the calls still waiting (the run pauses)."""
+    opened = await transcript.open()
+    if opened is None and resume is None:
+        if user_message is not None:
+            await transcript.append(message_of(user_message))
+        return ()
+    plan = reopening(opened, None if resume is None else resume.decisions)
+    if resume is not None and opened is not None and opened.by is not None:
+        resume_as(opened.by)
+    if plan.dangling:
+        await transcript.append_results(list(map(interrupted_result, plan.dangling)))
+    if resume is not None and (plan.approved or plan.denied):
+        await resume.decide(plan, transcript)
+        if plan.approved:
+            await run_approved(plan.approved)
+    if not plan.waiting and user_message is not None:
+        await transcript.append(message_of(user_message))
+    return plan.waiting

@@ -20,24 +20,20 @@ from ..events import (
     Compacted,
     CompactionFailed,
     ContextTrimmed,
-    Error,
     Handoff,
     IterationEnd,
     IterationStart,
-    PendingCall,
     SteeringInjected,
     StreamEvent,
-    session_end,
 )
 from ..messages import Message, ToolResultBlock, ToolUseBlock
-from ..tools.results import interrupted_result, not_run_result
 from ..tools.selector import read_tools
 from ..tools.tool import Tool
 from ..tracing.ambient import with_ambient
 from ..transports.base import CompletionTransport
 from ..types import StopReason, ToolSpec, Usage
-from .approval import Decisions, OpenCalls, hold
-from .call_start import call_start
+from .approval import Decisions, hold
+from .call_start import call_start, interrupt, skip
 from .compact import compact
 from .config import AgentConfig
 from .dispatch import ToolDispatcher, dispatcher_for, finished, run_calls, started
@@ -45,20 +41,12 @@ from .handoff import Handoffs, resumer
 from .limits import budget_for, linked
 from .middleware import Middleware, RunRequest, as_generator, call_transport, model_chain, run_chain
 from .offer import Offer
+from .outcome import Outcome
 from .output import DONE, OutputCheck, OutputSpec, typed_model
 from .reply import ModelSettings, ReplyBuilder, stream_reply
-from .resume import Resume, plan
+from .resume import Resume, reopen
 from .state import RunState, UserInput
-from .steps import (
-    ANSWERS,
-    DISPATCHABLE,
-    check_guardrail,
-    dispatched,
-    failure_stop,
-    message_of,
-    offer,
-    stop_error,
-)
+from .steps import DISPATCHABLE, check_guardrail, dispatched, messages_to_send, offer
 from .transcript import Transcript
 
 if TYPE_CHECKING:
@@ -66,26 +54,21 @@ if TYPE_CHECKING:
 
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
 
-_PAUSED = StopReason.PAUSED
-
 
 class Run:
     """One run of the loop: its state, its steps, and the body of one iteration."""
 
     __slots__ = (
         "agent",
-        "answer",
         "budget",
         "cancel",
         "compactor",
-        "cut_short",
         "handoffs",
-        "held",
         "middleware",
         "model",
         "model_chain",
         "offer",
-        "output",
+        "outcome",
         "request",
         "resume",
         "start",
@@ -106,15 +89,12 @@ class Run:
     ) -> None:
         self.agent = agent
         self.state = state
-        self.output = None if output is None else OutputCheck(output)
+        self.outcome = Outcome(None if output is None else OutputCheck(output))
         self.model: ModelSettings = agent if output is None else typed_model(agent, output)
         self.transcript = Transcript(state.context, agent.max_tool_result_chars)
         self.offer = Offer()
         self.start = call_start(agent)
         self.steering = steering
-        self.answer: StopReason | None = None  # set when the run has its answer (or pauses)
-        self.cut_short = False  # a reply cut off at max_tokens went on once
-        self.held: tuple[PendingCall, ...] = ()  # the calls the run ends waiting for
         self.middleware = agent.middleware if middleware is None else middleware
         self.request: RunRequest | None = None  # set when middleware sees the run
         self.model_chain = model_chain(self.middleware, call_transport) if self.middleware else None
@@ -129,34 +109,16 @@ class Run:
     # -- open and close ---------------------------------------------------------------------------
 
     async def open(self, user_message: UserInput) -> None:
-        """Read the history (what its last reply left open: ``_reopen``); add the message."""
+        """Start the clock of a time limit; read the history, answer what it left open (a
+        resume's decisions too: ``reopen``) and add the message, unless calls still wait."""
         if self.budget is not None:
             self.budget.start(self.cancel)
-        opened = await self.transcript.open()
-        if opened is not None or self.resume is not None:
-            await self._reopen(opened, user_message)
-        elif user_message is not None:
-            await self.transcript.append(message_of(user_message))
+        args = (self.transcript, self.resume, user_message, self._resume_as, self._run_approved)
+        waiting = await reopen(*args)
+        if waiting:
+            self.outcome.pause(waiting)
 
-    async def _reopen(self, opened: OpenCalls | None, user_message: UserInput) -> None:
-        """Open calls or a resume: decisions checked (else ``ValueError``, nothing stored), calls
-        left open answered as interrupted, decisions stored and approved calls run (as the agent
-        that made the reply); calls still waiting pause the run."""
-        reopening, resume = plan(opened, self.resume), self.resume
-        if resume is not None and opened is not None and opened.by is not None:
-            self._resume_as(opened.by)
-        if reopening.dangling:
-            await self.transcript.append_results(list(map(interrupted_result, reopening.dangling)))
-        if resume is not None and (reopening.approved or reopening.denied):
-            await resume.decide(reopening, self.transcript)
-            if reopening.approved:
-                await self._run_approved(resume, reopening.approved)
-        if reopening.waiting:
-            self.held, self.answer = reopening.waiting, _PAUSED
-        elif user_message is not None:
-            await self.transcript.append(message_of(user_message))
-
-    async def _run_approved(self, resume: Resume, calls: Sequence[ToolUseBlock]) -> None:
+    async def _run_approved(self, calls: Sequence[ToolUseBlock]) -> None:
         """Run a resume's approved calls as stored; each gets a result (it never runs again)."""
         dispatcher = self._dispatcher(offer(await read_tools(self.agent.tools))[0], 0)
         results: list[ToolResultBlock | None] = [None] * len(calls)
@@ -166,18 +128,15 @@ class Run:
             await self.transcript.interrupted(calls, results)
             raise
         await self._store_dispatched(dispatcher, results)
-        resume.ran(calls, results)
+        assert self.resume is not None
+        self.resume.ran(calls, results)
 
     def close(self, error: BaseException | None) -> list[StreamEvent]:
         """End the run: record how, and give its last events (``Error`` if failed, then the end)."""
-        state = self.state
         if self.budget is not None:
             self.budget.stop()
             error = None if error is None else self.budget.instead_of(error)
-        stop = failure_stop(error) if error is not None else self.answer or StopReason.END_TURN
-        state.stop_reason, state.error, state.done = stop, error, True
-        end = state.end = session_end(stop, state.usage, error, state.iterations, self.held)
-        return [end] if error is None else [Error(error), end]
+        return self.outcome.close(self.state, error)
 
     async def _failed(self, exc: BaseException, reply: ReplyBuilder | None) -> list[StreamEvent]:
         """The last events of a run ``exc`` ended (a ``reply`` cut short keeps its text; calls it
@@ -187,7 +146,8 @@ class Run:
             self.budget.stop()
         if reply is not None:
             try:
-                await self.transcript.keep(reply.text(), self._name())
+                name = None if self.handoffs is None else self.agent.name
+                await self.transcript.keep(reply.text(), name)
             except BaseException as later:  # goes on in place of exc, as when the reply raised it
                 exc = later
         await self.start.stop()
@@ -215,7 +175,7 @@ class Run:
         reply = None  # the reply being streamed, if any
         try:
             await self.open(user_message)
-            while self.answer is None:
+            while self.outcome.answer is None:
                 iteration = self._next_iteration()
                 while self._injecting():
                     yield await self._inject()
@@ -235,10 +195,10 @@ class Run:
                 try:
                     yield end
                 except BaseException:  # closed before dispatch began: stored calls need results
-                    await self._interrupt_reply(calls)
+                    await interrupt(self.start, calls, self.transcript)
                     raise
                 if not dispatched(calls, end.stop_reason):
-                    for event in await self._skip(calls, end.stop_reason):
+                    for event in await skip(self.start, calls, end.stop_reason, self.transcript):
                         yield event
                     await self._settle(bool(calls), end.stop_reason)
                     continue
@@ -311,12 +271,7 @@ class Run:
             told = await compact(self.compactor, transcript, self, self.spend, iteration)
         extra = () if self.handoffs is None else self.handoffs.tools
         tools = await self.offer.read(agent, transcript.history, extra)
-        sent: Sequence[Message] = transcript.history
-        trim = agent.context_policy.apply(sent) if agent.context_policy is not None else None
-        if trim is not None:
-            sent = trim.messages
-        if iteration == agent.max_iterations and agent.last_iteration_message is not None:
-            sent = [*sent, agent.last_iteration_message]
+        sent, trim = messages_to_send(agent, transcript.history, iteration)
         for guardrail in agent.input_guardrails:
             await check_guardrail(guardrail, sent, "input")
         if trim is not None:
@@ -379,7 +334,7 @@ class Run:
             if self.agent.approval is not None and calls and end.stop_reason in DISPATCHABLE:
                 message, calls, held = hold(self.agent.approval, message, calls)
                 if held:
-                    self.held, self.answer = held, _PAUSED
+                    self.outcome.pause(held)
             await self.transcript.append(message)
             if self.compactor is not None:
                 self.compactor.replied(end.usage, len(self.transcript.history))
@@ -411,7 +366,8 @@ class Run:
         wrap the whole run) stay the run's."""
         assert self.handoffs is not None
         self.agent, self.offer, self.start = agent, Offer(), call_start(agent)
-        self.model = agent if self.output is None else typed_model(agent, self.output.spec)
+        output = self.outcome.output
+        self.model = agent if output is None else typed_model(agent, output.spec)
         self.transcript.limit = agent.max_tool_result_chars
         self.handoffs.offer(agent)
 
@@ -420,56 +376,14 @@ class Run:
         if name != self.agent.name:
             self._become(resumer(self.agent, name))
 
-    def _name(self) -> str | None:
-        """The name a reply of this run is stored with: the agent's, in a run that hands off."""
-        return None if self.handoffs is None else self.agent.name
-
-    async def _skip(self, calls: list[ToolUseBlock], reason: StopReason) -> list[StreamEvent]:
-        """Answer the calls of a reply that ended before they were complete (their events);
-        calls started while it streamed did run, and keep their results."""
-        if not calls:
-            return []
-        why = f"the response ended with {reason.value!r} before the call was complete."
-        try:
-            ran = await self.start.finish(calls)
-        except BaseException:
-            await self._interrupt_reply(calls)
-            raise
-        skipped = [ran.get(b.id) or not_run_result(b, why) for b in calls]
-        await self.transcript.append_results(skipped)
-        return [finished(b, r) for b, r in zip(calls, skipped, strict=True)]
-
     def _settle(self, skipped: bool, reason: StopReason) -> Awaitable[None]:
-        """After a reply whose calls (if ``skipped``) did not run: finish, go on, or raise the
-        error that ends the run. The awaitable checks a typed run's answer (else DONE)."""
+        """After a reply whose calls (if ``skipped``) did not run: a limit passed ends the run,
+        else its outcome settles (``Outcome.settle``); the awaitable stores a typed answer's
+        repair, if it needs one (else DONE)."""
         if self.budget is not None:
             self.budget.check()
-        if self.held:  # the reply's other calls, if any, ran: the run ends paused
-            return DONE
-        if skipped and reason is StopReason.MAX_TOKENS and not self.cut_short:
-            self.cut_short = True  # the model may go on from the results, once
-            return DONE
-        if not skipped and reason is StopReason.PAUSE_TURN:
-            return DONE
-        if reason not in ANSWERS:
-            raise stop_error(reason, self.state.final_text)
-        self.answer = StopReason.END_TURN if reason is StopReason.TOOL_USE else reason
-        return DONE if self.output is None else self._check_output(self.output)
-
-    async def _check_output(self, check: OutputCheck) -> None:
-        """Read a typed run's answer as its type; an invalid one goes back to the model (the
-        run goes on) until ``output_retries`` are spent, then ends the run."""
-        repair = check.read(self.state, self.agent.output_retries)
-        if repair is not None:
-            self.answer = None
-            await self.transcript.append(repair)
-
-    async def _interrupt_reply(self, calls: list[ToolUseBlock]) -> None:
-        """A reply's stored calls get results though none is dispatched: those started while it
-        streamed and finished keep theirs, the rest are interrupted."""
-        if calls:
-            ran = await self.start.interrupted()
-            await self.transcript.interrupted(calls, [ran.get(b.id) for b in calls])
+        repair = self.outcome.settle(skipped, reason, self.state, self.agent.output_retries)
+        return DONE if repair is None else self.transcript.append(repair)
 
 
 def run_loop(

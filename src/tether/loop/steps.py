@@ -1,12 +1,12 @@
 """Small pieces of the loop that hold no run state: guardrail checks, the model's view of a
-history, the tools on offer, which stops dispatch or answer, stop errors, open calls and the
-events of calls that ran."""
+history and what an iteration sends of it, the tools on offer, which stops dispatch or answer,
+stop errors, open calls and the events of calls that ran."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GuardrailError, ModelStopError, RunCancelled, TetherError
 from ..events import StreamEvent
@@ -17,6 +17,10 @@ from ..tools.tool import Tool
 from ..types import StopReason, ToolSpec
 from .dispatch import finished, started, tools_by_name
 
+if TYPE_CHECKING:
+    from ..context import Trim
+    from .config import AgentConfig
+
 __all__ = [
     "ANSWERS",
     "DISPATCHABLE",
@@ -24,6 +28,7 @@ __all__ = [
     "dispatched",
     "failure_stop",
     "message_of",
+    "messages_to_send",
     "model_view",
     "offer",
     "ran",
@@ -84,6 +89,20 @@ def unanswered(history: Sequence[Message], calls: Iterable[ToolUseBlock]) -> set
             break
         answered.update(r.tool_use_id for r in message.tool_results)
     return wanted - answered
+
+
+def messages_to_send(
+    agent: AgentConfig, history: Sequence[Message], iteration: int
+) -> tuple[Sequence[Message], Trim | None]:
+    """What ``iteration`` sends: the context policy's view of ``history`` (and the ``Trim``
+    that made it, if the policy cut it), with the last-iteration note on the last one."""
+    sent = history
+    trim = agent.context_policy.apply(sent) if agent.context_policy is not None else None
+    if trim is not None:
+        sent = trim.messages
+    if iteration == agent.max_iterations and agent.last_iteration_message is not None:
+        sent = [*sent, agent.last_iteration_message]
+    return sent, trim
 
 
 def offer(tools: list[Tool]) -> tuple[dict[str, Tool], list[ToolSpec]]:
