@@ -6,7 +6,7 @@ that is once a later block of the response begins, and dispatch takes its task o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..base.interrupt import survive
@@ -22,7 +22,7 @@ from ..messages import ToolResultBlock, ToolUseBlock
 from ..tools.results import not_run_result
 from ..types import StopReason
 from .dispatch import PROGRESS_BACKLOG, ToolDispatcher, finished, in_task, in_tasks, run_in_tasks
-from .reply import StreamedCall, tool_use
+from .reply import StreamedCall, Watch, tool_use
 from .transcript import Transcript
 
 if TYPE_CHECKING:
@@ -49,14 +49,11 @@ MakeDispatcher = Callable[["dict[str, Tool]", int], ToolDispatcher]
 class CallStart(Protocol):
     """When one reply's tool calls start; the loop calls every kind the same way."""
 
-    def streaming(
-        self,
-        events: AsyncGenerator[StreamEvent, None],
-        make: MakeDispatcher,
-        table: dict[str, Tool],
-        iteration: int,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        """The reply's model ``events`` as the loop passes them on (calls may start from them)."""
+    def watching(
+        self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
+    ) -> Watch | None:
+        """What follows each attempt's model stream of a new reply as the loop reads it (calls
+        may start from its events); None: nothing does."""
 
     def dispatcher(
         self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
@@ -89,15 +86,11 @@ class AfterAnswer:
     def __init__(self, parallel: bool) -> None:
         self.parallel = parallel
 
-    def streaming(
-        self,
-        events: AsyncGenerator[StreamEvent, None],
-        make: MakeDispatcher,
-        table: dict[str, Tool],
-        iteration: int,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        """``events`` as they are: nothing starts while the reply streams."""
-        return events
+    def watching(
+        self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
+    ) -> Watch | None:
+        """Nothing starts while the reply streams."""
+        return None
 
     def dispatcher(
         self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
@@ -206,29 +199,31 @@ class EarlyCalls:
         self.stale: list[asyncio.Future[Any]] = []  # cancelled: their arguments changed
         self.progress: asyncio.Queue[ToolProgress] = asyncio.Queue(PROGRESS_BACKLOG)
 
-    def streaming(
-        self,
-        events: AsyncGenerator[StreamEvent, None],
-        make: MakeDispatcher,
-        table: dict[str, Tool],
-        iteration: int,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        """A new reply (its dispatcher made now): ``events``, starting calls as they complete."""
+    def watching(
+        self, make: MakeDispatcher, table: dict[str, Tool], iteration: int
+    ) -> Watch | None:
+        """A new reply (its dispatcher made now): each attempt's stream, starting calls as
+        they complete (an attempt that fails does so before its first event: none started)."""
         self.made = make(table, iteration)
+        return self._watching
+
+    def _watching(self, events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
         self.watch = CompleteCalls()
         self.started, self.done, self.stale = {}, {}, []
         self.progress = asyncio.Queue(PROGRESS_BACKLOG)
-        return self._watching(events)
+        return self._seeing(events)
 
-    async def _watching(
-        self, events: AsyncGenerator[StreamEvent, None]
+    async def _seeing(
+        self, events: AsyncIterator[StreamEvent]
     ) -> AsyncGenerator[StreamEvent, None]:
         try:
             async for event in events:
                 self.see(event)
                 yield event
         finally:
-            await events.aclose()
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     def see(self, event: StreamEvent) -> None:
         """Take the reply's next event; start the calls it completes."""

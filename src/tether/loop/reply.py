@@ -1,10 +1,12 @@
 """One model reply: open the stream (retrying failures before the first event), collect its events
-into the assistant message and the tool calls it asks for."""
+into the assistant message and the tool calls it asks for (``ReplyStream``, which the loop reads
+directly, and ``ReplyBuilder``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from ..base.clock import Clock
 from ..base.interrupt import Interrupt
@@ -26,6 +28,7 @@ from ..transports.base import CompletionTransport
 from ..transports.retry import RetryPolicy
 from ..types import ToolSpec
 from .middleware import ModelHandler, ModelRequest, RunRequest
+from .output import DONE
 
 if TYPE_CHECKING:
     from .control import CancellationToken
@@ -34,9 +37,10 @@ __all__ = [
     "ModelSettings",
     "ReplyBuilder",
     "ReplySource",
+    "ReplyStream",
     "StreamedCall",
+    "Watch",
     "interruptible",
-    "stream_reply",
     "tool_use",
 ]
 
@@ -288,86 +292,131 @@ async def _wait_to_retry(source: ReplySource, delay: float, exc: BaseException) 
         raise RunCancelled("the run was cancelled while waiting to retry") from exc
 
 
-async def stream_reply(
-    source: ReplySource,
-    messages: Sequence[Message],
-    tools: Sequence[ToolSpec],
-    iteration: int,
-    reply: ReplyBuilder,
-) -> AsyncGenerator[StreamEvent, None]:
-    """Yield the model events of one reply of ``source``'s run (``messages`` and ``tools``
-    sent, as ``iteration``) into ``reply``; stops after its ``IterationEnd``. What stays the same
-    all run is read from ``source``, not copied each reply.
+Watch: TypeAlias = Callable[[AsyncIterator[StreamEvent]], AsyncIterator[StreamEvent]]
+"""What follows a reply's stream as the loop reads it (calls that start early: ``CallStart``)."""
 
-    Failures before the first event are retried per the agent's ``retry``; the run's cancellation
-    token interrupts the stream and the waits.
-    """
-    agent, cancel, chain = source.model, source.cancel, source.model_chain
-    interrupt = None
-    if cancel is not None:
-        interrupt = cancel.watch()
-        if interrupt is None:
-            raise RunCancelled("the run was cancelled")
-    try:
-        attempt = 0
-        while True:
-            attempt += 1
-            stream = (
-                agent.transport.stream(messages, tools, agent.system)
-                if chain is None
-                else chain(_model_request(source, messages, tools, iteration, attempt))
-            )
-            try:
-                event: StreamEvent = await (
-                    stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
-                )
-                break
-            except StopAsyncIteration:
-                raise StreamContractError("the transport's stream ended before any event") from None
-            except BaseException as exc:
-                await _close(stream)
-                delay = _retry_delay(agent, exc, attempt)
-                if delay is None:
-                    raise
-                yield Retrying(attempt, delay, describe_exception(exc))
-                await _wait_to_retry(source, delay, exc)
-        texts, add = reply.texts, reply.add
+
+class ReplyStream:
+    """One model reply of ``source``'s run, read by the loop itself, with no generator between
+    the transport's stream and the run's: ``next()`` gives the reply's events in order (into
+    ``reply``), ``finish`` takes its ``IterationEnd``, ``close`` lets the stream go.
+
+    The first ``next()`` opens the stream (through the model middleware, if any); a failure
+    before the first event is retried per the agent's ``retry``, each retry a ``Retrying``
+    event, after which ``next()`` waits and opens it again. Then ``next`` is the stream's own
+    ``__anext__`` (interruptible by the run's cancellation token, if it has one): it raises
+    ``StopAsyncIteration`` at the stream's end, which before an ``IterationEnd`` breaks the
+    stream contract (the loop says so). What stays the same all run is read from ``source``."""
+
+    __slots__ = (
+        "attempt",
+        "interrupt",
+        "iteration",
+        "messages",
+        "next",
+        "reply",
+        "source",
+        "stream",
+        "tools",
+        "watch",
+    )
+
+    def __init__(
+        self,
+        source: ReplySource,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSpec],
+        iteration: int,
+        watch: Watch | None,
+    ) -> None:
+        self.source, self.messages, self.tools, self.iteration = source, messages, tools, iteration
+        self.watch = watch
+        self.reply = ReplyBuilder()
+        self.attempt = 0
+        self.stream: AsyncIterator[StreamEvent] | None = None
+        self.interrupt: Interrupt | None = None
+        self.next: Callable[[], Awaitable[StreamEvent]] = self._first
+
+    async def _first(self) -> StreamEvent:
+        """The reply's first event (from then on ``next`` reads the stream), or a ``Retrying``
+        (then ``next`` waits and tries again)."""
+        cancel = self.source.cancel
+        if cancel is not None and self.attempt == 0:
+            self.interrupt = cancel.watch()
+            if self.interrupt is None:
+                raise RunCancelled("the run was cancelled")
+        self.attempt += 1
+        stream = self.stream = self._open()
+        interrupt = self.interrupt
         try:
-            while type(event) is not IterationEnd:
-                if type(event) is TextDelta:  # ``add``'s text branch inlined: the per-delta path
-                    parts = texts.get(event.index)
-                    if parts is None:
-                        texts[event.index] = [event.delta]
-                    else:
-                        parts.append(event.delta)
-                else:
-                    add(event)
-                yield event
-                try:
-                    event = await (
-                        stream.__anext__()
-                        if interrupt is None
-                        else _interruptible(stream, interrupt)
-                    )
-                except StopAsyncIteration:
-                    raise StreamContractError(
-                        "the transport's stream ended without an IterationEnd event"
-                    ) from None
-            reply.end = event
-            try:  # on to the stream's end, so wrappers around it (middleware) finish too
-                extra = await (
-                    stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
-                )
-            except StopAsyncIteration:
-                return
-            raise StreamContractError(
-                f"the transport's stream went on after IterationEnd: {extra!r}"
+            event = await (
+                stream.__anext__() if interrupt is None else _interruptible(stream, interrupt)
             )
+        except StopAsyncIteration:
+            raise StreamContractError("the transport's stream ended before any event") from None
+        except BaseException as exc:
+            return await self._failed(exc)
+        self.next = (
+            stream.__anext__ if interrupt is None else partial(_interruptible, stream, interrupt)
+        )
+        return event
+
+    def _open(self) -> AsyncIterator[StreamEvent]:
+        """One attempt's stream: the transport's, through the model middleware (if any)."""
+        agent, chain = self.source.model, self.source.model_chain
+        stream = (
+            agent.transport.stream(self.messages, self.tools, agent.system)
+            if chain is None
+            else chain(
+                _model_request(self.source, self.messages, self.tools, self.iteration, self.attempt)
+            )
+        )
+        return stream if self.watch is None else self.watch(stream)
+
+    async def _failed(self, exc: BaseException) -> Retrying:
+        """The attempt failed before its first event: the ``Retrying`` event, if it is retried
+        (else ``exc`` goes on)."""
+        stream, self.stream = self.stream, None
+        assert stream is not None
+        await _close(stream)
+        delay = _retry_delay(self.source.model, exc, self.attempt)
+        if delay is None:
+            raise exc
+        self.next = partial(self._again, delay, exc)
+        return Retrying(self.attempt, delay, describe_exception(exc))
+
+    async def _again(self, delay: float, exc: BaseException) -> StreamEvent:
+        """Wait ``delay``, then try again."""
+        await _wait_to_retry(self.source, delay, exc)
+        return await self._first()
+
+    async def finish(self, end: IterationEnd) -> None:
+        """Take the reply's ``IterationEnd``; read on to the stream's end, so wrappers around it
+        (middleware) finish too; then let it go."""
+        self.reply.end = end
+        try:
+            extra = await self.next()
+        except StopAsyncIteration:
+            await self.close()
+            return
+        raise StreamContractError(f"the transport's stream went on after IterationEnd: {extra!r}")
+
+    def close(self) -> Awaitable[None]:
+        """Let the stream go (closed, and no longer watched by the cancellation token); once."""
+        stream, self.stream = self.stream, None
+        if self.interrupt is not None:
+            return self._unwatched(stream)
+        aclose = None if stream is None else getattr(stream, "aclose", None)
+        return DONE if aclose is None else aclose()  # type: ignore[no-any-return]
+
+    async def _unwatched(self, stream: AsyncIterator[StreamEvent] | None) -> None:
+        interrupt, self.interrupt = self.interrupt, None
+        try:
+            if stream is not None:
+                await _close(stream)
         finally:
-            await _close(stream)
-    finally:
-        if interrupt is not None:
-            cancel.unwatch(interrupt)  # type: ignore[union-attr]
+            assert self.source.cancel is not None and interrupt is not None
+            self.source.cancel.unwatch(interrupt)
 
 
 def _model_request(

@@ -8,11 +8,13 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 
-from ..events import PendingCall, StreamEvent
+from ..context import load_context
+from ..events import StreamEvent
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..tools.results import interrupted_result
 from .approval import Decisions, Reopening, decision_message, reopening
 from .dispatch import finished
+from .outcome import Outcome
 from .state import UserInput
 from .steps import message_of, ran
 from .transcript import Transcript
@@ -57,20 +59,21 @@ class Resume:
 
 async def reopen(
     transcript: Transcript,
+    outcome: Outcome,
     resume: Resume | None,
     user_message: UserInput,
     resume_as: Callable[[str], None],
     run_approved: Callable[[Sequence[ToolUseBlock]], Awaitable[None]],
-) -> tuple[PendingCall, ...]:
+) -> None:
     """Open the run's history: what its last reply left open and a resume's decisions checked
     (else ``ValueError``, nothing stored), calls left open answered as interrupted, decisions
     stored and approved calls run (``run_approved``, as the agent that made the reply:
-    ``resume_as``), then the user's message; the calls still waiting (the run pauses)."""
-    opened = await transcript.open()
+    ``resume_as``), then the user's message, unless calls still wait (the run pauses)."""
+    opened = transcript.opened(await load_context(transcript.store))
     if opened is None and resume is None:
         if user_message is not None:
             await transcript.append(message_of(user_message))
-        return ()
+        return
     plan = reopening(opened, None if resume is None else resume.decisions)
     if resume is not None and opened is not None and opened.by is not None:
         resume_as(opened.by)
@@ -80,6 +83,7 @@ async def reopen(
         await resume.decide(plan, transcript)
         if plan.approved:
             await run_approved(plan.approved)
-    if not plan.waiting and user_message is not None:
+    if plan.waiting:
+        outcome.pause(plan.waiting)
+    elif user_message is not None:
         await transcript.append(message_of(user_message))
-    return plan.waiting

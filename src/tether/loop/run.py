@@ -15,7 +15,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from ..context import Compaction, Compactor
-from ..errors import MaxIterationsError, RunCancelled, ToolNotFoundError
+from ..errors import MaxIterationsError, RunCancelled, StreamContractError, ToolNotFoundError
 from ..events import (
     Compacted,
     CompactionFailed,
@@ -43,7 +43,7 @@ from .middleware import Middleware, RunRequest, as_generator, call_transport, mo
 from .offer import Offer
 from .outcome import Outcome
 from .output import DONE, OutputCheck, OutputSpec, typed_model
-from .reply import ModelSettings, ReplyBuilder, stream_reply
+from .reply import ModelSettings, ReplyBuilder, ReplyStream
 from .resume import Resume, reopen
 from .state import RunState, UserInput
 from .steps import DISPATCHABLE, check_guardrail, dispatched, messages_to_send, offer
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from .control import CancellationToken, Steering
 
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
+
+_NO_END = "the transport's stream ended without an IterationEnd event"
 
 
 class Run:
@@ -108,15 +110,15 @@ class Run:
 
     # -- open and close ---------------------------------------------------------------------------
 
-    async def open(self, user_message: UserInput) -> None:
+    def open(self, user_message: UserInput) -> Awaitable[None]:
         """Start the clock of a time limit; read the history, answer what it left open (a
         resume's decisions too: ``reopen``) and add the message, unless calls still wait."""
         if self.budget is not None:
             self.budget.start(self.cancel)
-        args = (self.transcript, self.resume, user_message, self._resume_as, self._run_approved)
-        waiting = await reopen(*args)
-        if waiting:
-            self.outcome.pause(waiting)
+        resume_as, run_approved = self._resume_as, self._run_approved
+        return reopen(
+            self.transcript, self.outcome, self.resume, user_message, resume_as, run_approved
+        )
 
     async def _run_approved(self, calls: Sequence[ToolUseBlock]) -> None:
         """Run a resume's approved calls as stored; each gets a result (it never runs again)."""
@@ -138,7 +140,7 @@ class Run:
             error = None if error is None else self.budget.instead_of(error)
         return self.outcome.close(self.state, error)
 
-    async def _failed(self, exc: BaseException, reply: ReplyBuilder | None) -> list[StreamEvent]:
+    async def _failed(self, exc: BaseException, reply: ReplyStream | None) -> list[StreamEvent]:
         """The last events of a run ``exc`` ended (a ``reply`` cut short keeps its text; calls it
         started are stopped); raises ``exc`` when it goes on to the caller (a ``BaseException``
         such as cancellation, or max_iterations set to raise)."""
@@ -147,7 +149,7 @@ class Run:
         if reply is not None:
             try:
                 name = None if self.handoffs is None else self.agent.name
-                await self.transcript.keep(reply.text(), name)
+                await self.transcript.keep(reply.reply.text(), name)
             except BaseException as later:  # goes on in place of exc, as when the reply raised it
                 exc = later
         await self.start.stop()
@@ -172,7 +174,7 @@ class Run:
         iteration at a time stops reading after an iteration's last event: nothing of the next
         iteration (not even storing the results) runs until it reads on.
         """
-        reply = None  # the reply being streamed, if any
+        reply = None  # the reply being streamed, if any (a failed one keeps its text)
         try:
             await self.open(user_message)
             while self.outcome.answer is None:
@@ -183,15 +185,21 @@ class Run:
                 table, specs, sent, told = await self._prepare(iteration)
                 if told is not None:
                     yield told
-                reply = ReplyBuilder()
-                model_events = self._model_call(sent, specs, table, iteration, reply)
-                try:
-                    async for event in model_events:
+                watch = self.start.watching(self._dispatcher, table, iteration)
+                reply = replying = ReplyStream(self, sent, specs, iteration, watch)
+                try:  # the model's events, read here: no generator between the stream and the run
+                    event = await replying.next()
+                    while type(event) is not IterationEnd:
+                        replying.reply.add(event)
                         yield event
-                finally:  # as contextlib.aclosing, without its object held for the reply
-                    await model_events.aclose()
-                streamed, reply = reply, None
-                end, calls = await self._store_answer(streamed, iteration)
+                        event = await replying.next()
+                    await replying.finish(event)
+                except StopAsyncIteration:
+                    raise StreamContractError(_NO_END) from None
+                finally:
+                    await replying.close()
+                reply = None
+                end, calls = await self._store_answer(replying.reply, iteration)
                 try:
                     yield end
                 except BaseException:  # closed before dispatch began: stored calls need results
@@ -297,19 +305,6 @@ class Run:
             made.unknown = []
         return made
 
-    def _model_call(
-        self,
-        sent: Sequence[Message],
-        specs: list[ToolSpec],
-        table: dict[str, Tool],
-        iteration: int,
-        reply: ReplyBuilder,
-    ) -> AsyncGenerator[StreamEvent, None]:
-        """This iteration's model call, through the middleware (if any), into ``reply``; calls
-        may start while it streams."""
-        events = stream_reply(self, sent, specs, iteration, reply)
-        return self.start.streaming(events, self._dispatcher, table, iteration)
-
     def spend(self, usage: Usage, model: str | None, transport: CompletionTransport) -> None:
         """Count a model call's usage in the run's total and its limits."""
         self.state.usage = self.state.usage + usage
@@ -324,7 +319,10 @@ class Run:
         reply's end event (numbered as this iteration) and the calls to run."""
         end = reply.end
         assert end is not None
-        self.spend(end.usage, end.model, self.model.transport)
+        state = self.state  # as ``spend``, inline: once per reply
+        state.usage = state.usage + end.usage
+        if self.budget is not None:
+            self.budget.charge_reply(end.usage, end.model, self.model.transport)
         message, calls = reply.build()
         if message is not None:
             if self.handoffs is not None:  # say who answered
@@ -338,7 +336,7 @@ class Run:
             await self.transcript.append(message)
             if self.compactor is not None:
                 self.compactor.replied(end.usage, len(self.transcript.history))
-        self.state.final_text = reply.text()
+        state.final_text = reply.text()
         numbered = IterationEnd(
             iteration, end.stop_reason, end.usage, end.raw_stop_reason, end.model
         )

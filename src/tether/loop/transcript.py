@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 
 from ..base.interrupt import survive
-from ..context import ContextStore, load_context
+from ..context import ContextStore
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..tools.results import interrupted_result
 from .approval import OpenCalls
@@ -30,9 +30,9 @@ class Transcript:
         self.limit = limit
         self.history: list[Message] = []
 
-    async def open(self) -> OpenCalls | None:
-        """Read the stored history once; the calls its last reply left open, if any."""
-        history = await load_context(self.store)
+    def opened(self, history: list[Message]) -> OpenCalls | None:
+        """Take the stored ``history``, read once (``load_context``); the calls its last reply
+        left open, if any."""
         opened = None
         if history:
             opened, history = read_stored(history)
