@@ -23,8 +23,10 @@ def main() -> None:
     args = parser.parse_args()
     figures = asyncio.run(loop_figures(args.n, args.runs, args.reps))
     tether, raw = figures["tether"], figures["raw"]
-    print(f"loop N={args.n}: tether {tether * 1000:.2f} us/iter, raw {raw * 1000:.2f} us/iter, "
-          f"ratio {tether / raw:.3f}")
+    print(
+        f"loop N={args.n}: tether {tether * 1000:.2f} us/iter, raw {raw * 1000:.2f} us/iter, "
+        f"ratio {tether / raw:.3f}"
+    )
 
 
 if __name__ == "__main__":

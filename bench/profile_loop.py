@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import scenarios as sc  # noqa: E402
+import scenarios as sc
 
 
 async def _runs(single: bool, n: int, runs: int) -> None:

@@ -407,7 +407,7 @@ class ReplyStream:
         if self.interrupt is not None:
             return self._unwatched(stream)
         aclose = None if stream is None else getattr(stream, "aclose", None)
-        return DONE if aclose is None else aclose()  # type: ignore[no-any-return]
+        return DONE if aclose is None else aclose()
 
     async def _unwatched(self, stream: AsyncIterator[StreamEvent] | None) -> None:
         interrupt, self.interrupt = self.interrupt, None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..context import Compaction, Compactor
 from ..errors import MaxIterationsError, RunCancelled, StreamContractError, ToolNotFoundError
@@ -55,6 +55,8 @@ if TYPE_CHECKING:
 __all__ = ["Run", "RunState", "UserInput", "run_loop"]
 
 _NO_END = "the transport's stream ended without an IterationEnd event"
+
+Told: TypeAlias = ContextTrimmed | Compacted | CompactionFailed  # what the context policy did
 
 
 class Run:
@@ -265,16 +267,11 @@ class Run:
 
     async def _prepare(
         self, iteration: int
-    ) -> tuple[
-        dict[str, Tool],
-        list[ToolSpec],
-        Sequence[Message],
-        ContextTrimmed | Compacted | CompactionFailed | None,
-    ]:
+    ) -> tuple[dict[str, Tool], list[ToolSpec], Sequence[Message], Told | None]:
         """This iteration's tools (by name, and as sent), the messages to send (checked by the
         input guardrails) and the event that says what the context policy did, if anything."""
         agent, transcript = self.agent, self.transcript
-        told = None
+        told: Told | None = None
         if self.compactor is not None:
             told = await compact(self.compactor, transcript, self, self.spend, iteration)
         extra = () if self.handoffs is None else self.handoffs.tools
