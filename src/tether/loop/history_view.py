@@ -25,11 +25,7 @@ def visible(history: list[Message]) -> list[Message]:
     do). One look at each message's last block, inline: every run's opening pays it."""
     for message in history:
         content = message.content
-        if (
-            content
-            and type(content[-1]) is ReasoningBlock
-            and content[-1].provider in _RECORDS
-        ):
+        if content and type(content[-1]) is ReasoningBlock and content[-1].provider in _RECORDS:
             return _view(history)
     return history
 

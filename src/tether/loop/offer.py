@@ -64,4 +64,3 @@ class Offer:
         if agent.selector is not None:
             tools = list(await agent.selector.select(history, tools))
         return tools
-
