@@ -378,9 +378,10 @@ LOOP_LAYERS: dict[str, set[str]] = {
         "offer",
         "resume",
         "outcome",
+        "notices",
     },
     "run": {"run"},
-    "around": {"stream", "delegation"},
+    "around": {"entry", "stream", "delegation"},
 }
 """The loop's own order: each module (or subpackage) of ``tether.loop`` by rank, lowest first:
 what every step shares (the middleware seam, run controls, run state, approval records), what

@@ -53,7 +53,7 @@ _HOMES = {
     "Run": "run",
     "run_calls": "dispatch",
     "run_in_tasks": "dispatch",
-    "run_loop": "run",
+    "run_loop": "entry",
     "RunHandler": "middleware",
     "RunRequest": "middleware",
     "RunState": "state",
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from .dispatch import run_calls as run_calls
     from .dispatch import run_in_tasks as run_in_tasks
     from .dispatch import tools_by_name as tools_by_name
+    from .entry import run_loop as run_loop
     from .limits import Limits as Limits
     from .middleware import Middleware as Middleware
     from .middleware import ModelHandler as ModelHandler
@@ -100,7 +101,6 @@ if TYPE_CHECKING:
     from .output import spec_for as spec_for
     from .reply import ReplyBuilder as ReplyBuilder
     from .run import Run as Run
-    from .run import run_loop as run_loop
     from .state import RunState as RunState
     from .state import UserInput as UserInput
     from .stream import AgentStream as AgentStream

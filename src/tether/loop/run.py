@@ -12,51 +12,53 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from ..context import Compaction, Compactor
-from ..errors import MaxIterationsError, RunCancelled, StreamContractError, ToolNotFoundError
+from ..errors import MaxIterationsError, StreamContractError, ToolNotFoundError
 from ..events import (
-    Compacted,
-    CompactionFailed,
     ContextTrimmed,
-    Handoff,
     IterationEnd,
     IterationStart,
-    SteeringInjected,
     StreamEvent,
 )
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..tools.selector import read_tools
 from ..tools.tool import Tool
-from ..tracing.ambient import with_ambient
 from ..transports.base import CompletionTransport
 from ..types import StopReason, ToolSpec, Usage
 from .approval import Decisions, hold
 from .call_start import call_start, interrupt, skip
 from .compact import compact
 from .config import AgentConfig
-from .dispatch import ToolDispatcher, dispatcher_for, finished, run_calls, started
+from .dispatch import ToolDispatcher, dispatcher_for, finished, started
 from .handoff import Handoffs, resumer
 from .limits import budget_for, linked
-from .middleware import Middleware, RunRequest, as_generator, call_transport, model_chain, run_chain
+from .middleware import Middleware, RunRequest, call_transport, model_chain
+from .notices import pending_notice, tell
 from .offer import Offer
 from .outcome import Outcome
 from .output import DONE, OutputCheck, OutputSpec, typed_model
 from .reply import ModelSettings, ReplyBuilder, ReplyStream
 from .resume import Resume, reopen
 from .state import RunState, UserInput
-from .steps import DISPATCHABLE, check_guardrail, dispatched, messages_to_send, offer
+from .steps import (
+    DISPATCHABLE,
+    Told,
+    check_guardrail,
+    dispatched,
+    messages_to_send,
+    next_iteration,
+    offer,
+)
 from .transcript import Transcript
 
 if TYPE_CHECKING:
     from .control import CancellationToken, Steering
 
-__all__ = ["Run", "RunState", "UserInput", "run_loop"]
+__all__ = ["Run"]
 
 _NO_END = "the transport's stream ended without an IterationEnd event"
-
-Told: TypeAlias = ContextTrimmed | Compacted | CompactionFailed  # what the context policy did
 
 
 class Run:
@@ -125,12 +127,8 @@ class Run:
     async def _run_approved(self, calls: Sequence[ToolUseBlock]) -> None:
         """Run a resume's approved calls as stored; each gets a result (it never runs again)."""
         dispatcher = self._dispatcher(offer(await read_tools(self.agent.tools))[0], 0)
-        results: list[ToolResultBlock | None] = [None] * len(calls)
-        try:
-            await run_calls(dispatcher, calls, self.agent.execution == "parallel", results)
-        except BaseException:
-            await self.transcript.interrupted(calls, results)
-            raise
+        parallel = self.agent.execution == "parallel"
+        results = await self.transcript.run(dispatcher, calls, parallel)
         await self._store_dispatched(dispatcher, results)
         assert self.resume is not None
         self.resume.ran(calls, results)
@@ -180,9 +178,9 @@ class Run:
         try:
             await self.open(user_message)
             while self.outcome.answer is None:
-                iteration = self._next_iteration()
-                while self._injecting():
-                    yield await self._inject()
+                iteration = next_iteration(self.state, self.agent, self.cancel)
+                while pending_notice(self.handoffs, self.steering):
+                    yield await tell(self.handoffs, self.steering, self.transcript)
                 yield IterationStart(iteration)
                 table, specs, sent, told = await self._prepare(iteration)
                 if told is not None:
@@ -234,36 +232,6 @@ class Run:
             closing = await self._failed(exc, reply)
         for event in closing:
             yield event
-
-    def _injecting(self) -> bool:
-        """Whether a handoff or steering messages are told before the next model call."""
-        handoffs, steering = self.handoffs, self.steering
-        return (handoffs is not None and handoffs.notice is not None) or (
-            steering is not None and steering.has_pending
-        )
-
-    async def _inject(self) -> Handoff | SteeringInjected:
-        """The handoff to tell, else the steering messages, injected."""
-        notice = None if self.handoffs is None else self.handoffs.tell()
-        if notice is not None:
-            return notice
-        assert self.steering is not None
-        injected = tuple(self.steering.drain())
-        for message in injected:
-            await self.transcript.append(message)
-        return SteeringInjected(injected)
-
-    def _next_iteration(self) -> int:
-        state, agent = self.state, self.agent
-        if state.iterations >= agent.max_iterations:
-            raise MaxIterationsError(
-                f"the agent reached max_iterations={agent.max_iterations} while the model "
-                "was still calling tools"
-            )
-        if self.cancel is not None and self.cancel.cancelled:
-            raise RunCancelled("the run was cancelled")
-        state.iterations += 1
-        return state.iterations
 
     async def _prepare(
         self, iteration: int
@@ -379,32 +347,3 @@ class Run:
             self.budget.check()
         repair = self.outcome.settle(skipped, reason, self.state, self.agent.output_retries)
         return DONE if repair is None else self.transcript.append(repair)
-
-
-def run_loop(
-    agent: AgentConfig,
-    user_message: UserInput,
-    state: RunState,
-    cancel: CancellationToken | None,
-    steering: Steering | None,
-    output: OutputSpec[Any] | None = None,
-    decisions: Decisions | None = None,
-) -> AsyncGenerator[StreamEvent, None]:
-    """The run, as events, through the middleware that wraps runs (the agent's, and tracing when
-    OpenTelemetry is set up). Ends with ``SessionEndEvent`` (or raises, per the agent's
-    policies); a typed run (``output``) keeps its value in ``state.output``. ``decisions``
-    makes it a resume of a paused session (``user_message`` None)."""
-    middleware = with_ambient(agent.middleware)
-    run = Run(agent, state, cancel, steering, middleware, output, decisions)
-    resume = run.resume
-    whole = run.events if resume is None else lambda _: resume.events(run.events(None))
-    if not middleware:
-        return whole(user_message)
-    run.request = RunRequest(agent, state.context, user_message)
-
-    def innermost(request: RunRequest) -> AsyncGenerator[StreamEvent, None]:
-        run.request = request
-        return whole(request.user_message)
-
-    chain = run_chain(middleware, innermost)
-    return whole(user_message) if chain is None else as_generator(chain(run.request))

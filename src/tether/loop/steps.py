@@ -6,10 +6,16 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ..errors import GuardrailError, ModelStopError, RunCancelled, TetherError
-from ..events import StreamEvent
+from ..errors import (
+    GuardrailError,
+    MaxIterationsError,
+    ModelStopError,
+    RunCancelled,
+    TetherError,
+)
+from ..events import Compacted, CompactionFailed, ContextTrimmed, StreamEvent
 from ..messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from ..tools.decisions import Allow, Deny
 from ..tools.results import truncate_result
@@ -20,16 +26,20 @@ from .dispatch import finished, started, tools_by_name
 if TYPE_CHECKING:
     from ..context import Trim
     from .config import AgentConfig
+    from .control import CancellationToken
+    from .state import RunState
 
 __all__ = [
     "ANSWERS",
     "DISPATCHABLE",
+    "Told",
     "check_guardrail",
     "dispatched",
     "failure_stop",
     "message_of",
     "messages_to_send",
     "model_view",
+    "next_iteration",
     "offer",
     "ran",
     "stop_error",
@@ -42,6 +52,8 @@ ANSWERS = frozenset(
     (StopReason.END_TURN, StopReason.TOOL_USE, StopReason.REFUSAL, StopReason.UNKNOWN)
 )
 """The stops of a reply without calls to run that answer the run."""
+Told: TypeAlias = ContextTrimmed | Compacted | CompactionFailed
+"""What the context policy did before a model call, told as an event."""
 _KEPT_STOPS = frozenset((StopReason.MAX_TOKENS, StopReason.CONTEXT_WINDOW_EXCEEDED))
 
 
@@ -89,6 +101,20 @@ def unanswered(history: Sequence[Message], calls: Iterable[ToolUseBlock]) -> set
             break
         answered.update(r.tool_use_id for r in message.tool_results)
     return wanted - answered
+
+
+def next_iteration(state: RunState, agent: AgentConfig, cancel: CancellationToken | None) -> int:
+    """The number of the iteration about to start; past ``max_iterations`` or after a cancel
+    the run ends instead."""
+    if state.iterations >= agent.max_iterations:
+        raise MaxIterationsError(
+            f"the agent reached max_iterations={agent.max_iterations} while the model "
+            "was still calling tools"
+        )
+    if cancel is not None and cancel.cancelled:
+        raise RunCancelled("the run was cancelled")
+    state.iterations += 1
+    return state.iterations
 
 
 def messages_to_send(

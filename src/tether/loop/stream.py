@@ -19,7 +19,7 @@ from ..errors import RunPaused, StreamError
 from ..events import Error, IterationEnd, SessionEndEvent, StreamEvent, TextDelta
 from ..types import ZERO_USAGE, StopReason, Usage
 from .config import EventCallback
-from .run import RunState
+from .state import RunState
 
 __all__ = ["AgentStream", "EventCallback"]
 

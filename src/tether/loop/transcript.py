@@ -13,6 +13,7 @@ from ..context import ContextStore
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..tools.results import interrupted_result
 from .approval import OpenCalls
+from .dispatch import ToolDispatcher, run_calls
 from .history_view import read_stored
 from .steps import model_view, unanswered
 
@@ -78,3 +79,15 @@ class Transcript:
                 await self.append_results(final)
 
         await survive(store())
+
+    async def run(
+        self, dispatcher: ToolDispatcher, calls: Sequence[ToolUseBlock], parallel: bool
+    ) -> list[ToolResultBlock | None]:
+        """Run stored ``calls``: their results, or, if that fails, every call still answered."""
+        results: list[ToolResultBlock | None] = [None] * len(calls)
+        try:
+            await run_calls(dispatcher, calls, parallel, results)
+        except BaseException:
+            await self.interrupted(calls, results)
+            raise
+        return results
