@@ -314,7 +314,7 @@ class DurableSession:
             return 0
         count = 0
         for held, sent in zip(self.context.messages, messages, strict=False):
-            if held is not sent:  # a middleware or a context budget changed the request here
+            if held is not sent:  # a middleware or the context policy changed the request here
                 break
             count += 1
         return count
