@@ -50,12 +50,12 @@ def command_trace(opts: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _render(root: SpanRecord) -> Tree:
+    """The span tree, each span's children in start order (no recursion: traces can be deep)."""
     tree = Tree(_label(root))
     stack = [(root, tree)]
     while stack:
         span, node = stack.pop()
-        for child in reversed(span.children):
-            stack.append((child, node.add(_label(child))))
+        stack.extend((child, node.add(_label(child))) for child in span.children)
     return tree
 
 
