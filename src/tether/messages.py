@@ -130,6 +130,14 @@ class ToolUseBlock:
     parse_error: str | None = None
 
     def __post_init__(self) -> None:
+        if (  # the usual call, checked at a glance; anything else is looked at field by field
+            type(self.id) is str
+            and type(self.name) is str
+            and type(self.input) is dict
+            and self.raw_arguments is None
+            and self.parse_error is None
+        ):
+            return
         _check_text("ToolUseBlock", "id", self.id)
         _check_text("ToolUseBlock", "name", self.name)
         if type(self.input) is not dict and not isinstance(self.input, Mapping):
@@ -150,6 +158,12 @@ class ToolResultBlock:
     is_error: bool = False
 
     def __post_init__(self) -> None:
+        if (  # the usual result, checked at a glance
+            type(self.content) is str
+            and type(self.tool_use_id) is str
+            and type(self.is_error) is bool
+        ):
+            return
         _check_text("ToolResultBlock", "tool_use_id", self.tool_use_id)
         _check_flag("ToolResultBlock", "is_error", self.is_error)
         content = self.content

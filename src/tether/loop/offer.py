@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Offer"]
 
+_NONE_YET: dict[str, Tool] = {}  # never handed out: ``built`` replaces it before any read
+
 
 class Offer:
     """One agent's tools on offer in a run (a handoff starts a new one): the sources' last
@@ -31,8 +33,8 @@ class Offer:
 
     def __init__(self) -> None:
         self.listings: ListingCache | None = None
-        self.tools: list[Tool] = []
-        self.table: dict[str, Tool] = {}
+        self.tools: Sequence[Tool] = ()  # never equal to a list: the first ``built`` builds
+        self.table: dict[str, Tool] = _NONE_YET
         self.specs: list[ToolSpec] = []
         self.made: ToolDispatcher | None = None
 

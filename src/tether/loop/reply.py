@@ -21,7 +21,14 @@ from ..events import (
     ToolInputDelta,
     ToolUseStart,
 )
-from ..messages import ContentBlock, Message, ReasoningBlock, TextBlock, ToolUseBlock
+from ..messages import (
+    ContentBlock,
+    Message,
+    ReasoningBlock,
+    TextBlock,
+    ToolUseBlock,
+    text_message,
+)
 from ..tools.repair import parse_arguments
 from ..tools.results import describe_exception
 from ..transports.base import CompletionTransport
@@ -137,6 +144,10 @@ class ReplyBuilder:
 
     def build(self) -> tuple[Message | None, list[ToolUseBlock]]:
         """The assistant message (None when the model said nothing) and its tool calls in order."""
+        if not self.calls and not self.reasoning and len(self.texts) == 1:  # text alone
+            (parts,) = self.texts.values()
+            text = "".join(parts)
+            return (text_message("assistant", text) if text else None), []
         blocks: list[tuple[int, ContentBlock]] = []
         for i, parts in self.texts.items():
             text = "".join(parts)

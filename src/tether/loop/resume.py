@@ -5,8 +5,9 @@ before an approved call runs, and the events of the calls it decided, given befo
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
+from typing import Protocol
 
 from ..context import load_context
 from ..events import StreamEvent
@@ -19,7 +20,15 @@ from .state import UserInput
 from .steps import message_of, ran
 from .transcript import Transcript
 
-__all__ = ["Resume", "reopen"]
+__all__ = ["Reopened", "Resume", "reopen"]
+
+
+class Reopened(Protocol):
+    """What opening a run asks of it (the loop's ``Run`` is one): go on as the agent that made a
+    paused reply, and run a resume's approved calls."""
+
+    def resume_as(self, name: str) -> None: ...
+    def run_approved(self, calls: Sequence[ToolUseBlock]) -> Awaitable[None]: ...
 
 
 class Resume:
@@ -62,13 +71,12 @@ async def reopen(
     outcome: Outcome,
     resume: Resume | None,
     user_message: UserInput,
-    resume_as: Callable[[str], None],
-    run_approved: Callable[[Sequence[ToolUseBlock]], Awaitable[None]],
+    run: Reopened,
 ) -> None:
     """Open the run's history: what its last reply left open and a resume's decisions checked
     (else ``ValueError``, nothing stored), calls left open answered as interrupted, decisions
-    stored and approved calls run (``run_approved``, as the agent that made the reply:
-    ``resume_as``), then the user's message, unless calls still wait (the run pauses)."""
+    stored and approved calls run (``run.run_approved``, as the agent that made the reply:
+    ``run.resume_as``), then the user's message, unless calls still wait (the run pauses)."""
     opened = transcript.opened(await load_context(transcript.store))
     if opened is None and resume is None:
         if user_message is not None:
@@ -76,13 +84,13 @@ async def reopen(
         return
     plan = reopening(opened, None if resume is None else resume.decisions)
     if resume is not None and opened is not None and opened.by is not None:
-        resume_as(opened.by)
+        run.resume_as(opened.by)
     if plan.dangling:
         await transcript.append_results(list(map(interrupted_result, plan.dangling)))
     if resume is not None and (plan.approved or plan.denied):
         await resume.decide(plan, transcript)
         if plan.approved:
-            await run_approved(plan.approved)
+            await run.run_approved(plan.approved)
     if plan.waiting:
         outcome.pause(plan.waiting)
     elif user_message is not None:

@@ -119,12 +119,9 @@ class Run:
         resume's decisions too: ``reopen``) and add the message, unless calls still wait."""
         if self.budget is not None:
             self.budget.start(self.cancel)
-        resume_as, run_approved = self._resume_as, self._run_approved
-        return reopen(
-            self.transcript, self.outcome, self.resume, user_message, resume_as, run_approved
-        )
+        return reopen(self.transcript, self.outcome, self.resume, user_message, self)
 
-    async def _run_approved(self, calls: Sequence[ToolUseBlock]) -> None:
+    async def run_approved(self, calls: Sequence[ToolUseBlock]) -> None:
         """Run a resume's approved calls as stored; each gets a result (it never runs again)."""
         dispatcher = self._dispatcher(offer(await read_tools(self.agent.tools))[0], 0)
         parallel = self.agent.execution == "parallel"
@@ -334,7 +331,7 @@ class Run:
         self.transcript.limit = agent.max_tool_result_chars
         self.handoffs.offer(agent)
 
-    def _resume_as(self, name: str) -> None:
+    def resume_as(self, name: str) -> None:
         """A resume goes on as the agent that made the paused reply (its tools run the calls)."""
         if name != self.agent.name:
             self._become(resumer(self.agent, name))

@@ -16,7 +16,7 @@ from ..errors import (
     TetherError,
 )
 from ..events import Compacted, CompactionFailed, ContextTrimmed, StreamEvent
-from ..messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from ..messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock, text_message
 from ..tools.decisions import Allow, Deny
 from ..tools.results import truncate_result
 from ..tools.tool import Tool
@@ -150,7 +150,9 @@ def dispatched(calls: list[ToolUseBlock], reason: StopReason) -> bool:
 
 
 def message_of(user_message: Message | str | Sequence[ContentBlock]) -> Message:
-    """The user's input as a message."""
+    """The user's input as a message (plain text by the cheaper ``text_message``)."""
+    if type(user_message) is str:
+        return text_message("user", user_message)
     return user_message if isinstance(user_message, Message) else Message("user", user_message)
 
 
