@@ -19,6 +19,12 @@ TetherError
 ├── StoreUnavailableError     a store's server could not be reached or dropped the connection
 ├── PayloadTooLargeError      a durable run's value is over Temporal's limit, nowhere to offload
 └── RemoteError               an exception read back from JSON whose type is not known here
+
+Warnings (``warnings.warn``, filtered by class):
+
+UserWarning
+└── ToolSchemaWarning         a tool tells the model too little (no description, an untyped
+                              parameter): the message says what the model will see
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ __all__ = [
     "TetherError",
     "ToolArgumentError",
     "ToolNotFoundError",
+    "ToolSchemaWarning",
     "TransportError",
 ]
 
@@ -195,6 +202,12 @@ class RemoteError(TetherError):
 
 class ToolArgumentError(TetherError):
     """A tool's arguments failed validation; the message names the bad fields for the model."""
+
+
+class ToolSchemaWarning(UserWarning):
+    """A tool tells the model too little: it has no description, or a parameter has no type the
+    model can read (no annotation, or a type with no JSON Schema). The tool still works; the
+    message says what the model will see and how to say more."""
 
 
 class OutputValidationError(TetherError):

@@ -13,7 +13,7 @@ from ..events import StreamEvent
 from ..messages import Message
 from ..tools.decisions import GuardDecision
 from ..tools.results import ErrorFormatter
-from ..tools.selector import ToolSelector, ToolSource
+from ..tools.selector import ToolSelector, ToolSource, as_tool_list
 from ..tools.tool import Guard, Tool
 from ..transports.base import CompletionTransport
 from ..transports.retry import RetryPolicy
@@ -38,7 +38,8 @@ DEFAULT_TOOL_TIMEOUT = 300.0
 class AgentConfig:
     """A model, its tools and the rules of the loop that joins them.
 
-    - ``tools``: ``Tool``s and ``ToolSource``s, read again at every iteration.
+    - ``tools``: ``Tool``s, ``ToolSource``s (read again at every iteration) and plain functions
+      (made tools as ``@tool`` makes them).
     - ``selector``: trims the tool list before every iteration.
     - ``max_iterations``: model calls per run; ``last_iteration_message`` is added to what is sent
       on the last allowed one only.
@@ -107,6 +108,7 @@ class AgentConfig:
     approval: Approval | None = None
 
     def __post_init__(self) -> None:
+        self.tools = as_tool_list(self.tools)  # plain functions become tools, as @tool makes them
         if self.max_iterations < 1:
             raise ValueError("max_iterations must be >= 1")
         if self.execution not in ("parallel", "sequential"):

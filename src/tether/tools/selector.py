@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Iterable, Sequence
-from typing import Protocol, TypeAlias, runtime_checkable
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..messages import Message
+from .caller import user_locals
 from .tool import Tool
 
-__all__ = ["ListingCache", "ToolSelector", "ToolSource", "only_tools", "read_tools"]
+__all__ = [
+    "ListingCache",
+    "ToolSelector",
+    "ToolSource",
+    "as_tool_list",
+    "only_tools",
+    "read_tools",
+]
 
 
 @runtime_checkable
@@ -39,6 +47,32 @@ ListingCache: TypeAlias = dict[int, tuple[object, Sequence[Tool]]]
 """A run's last listing per source (by ``id``), with the ``revision`` it was made at."""
 
 
+def as_tool_list(items: Sequence[Any]) -> list[Tool | ToolSource]:
+    """``Agent(tools=...)`` as the loop reads it: each plain function made a ``Tool`` as ``@tool``
+    makes one (its annotations and docstring give the schema). The same list when it holds only
+    tools and sources; a ``TypeError`` naming the item for anything else."""
+    if all(isinstance(item, Tool | ToolSource) for item in items):
+        return items if isinstance(items, list) else list(items)
+    local_ns = user_locals()
+    return [_as_item(item, index, local_ns) for index, item in enumerate(items)]
+
+
+def _as_item(item: Any, index: int, local_ns: Mapping[str, Any]) -> Tool | ToolSource:
+    if isinstance(item, Tool | ToolSource):
+        return item
+    if not callable(item) or inspect.isclass(item):
+        raise TypeError(
+            f"tools[{index}] is {item!r} ({type(item).__name__}): the tool list takes a Tool, "
+            "a ToolSource or a function"
+        )
+    from .decorator import make_tool  # noqa: PLC0415 - pydantic, only when a function is given
+
+    try:
+        return make_tool(item, local_ns)
+    except TypeError as exc:
+        raise TypeError(f"tools[{index}] ({item!r}) cannot be made a tool: {exc}") from None
+
+
 def only_tools(items: Sequence[Tool | ToolSource]) -> list[Tool] | None:
     """``items`` as a list when every one is a ``Tool`` (no source to ask); None otherwise."""
     for item in items:
@@ -58,7 +92,10 @@ async def read_tools(
         elif isinstance(item, ToolSource):
             out.extend(await _list(item, cache))
         else:
-            raise TypeError(f"the tool list holds {item!r}: neither a Tool nor a ToolSource")
+            raise TypeError(
+                f"the tool list holds {item!r}: neither a Tool nor a ToolSource (a function is "
+                "made a tool when the agent is made; one added later needs tool(fn))"
+            )
     return out
 
 

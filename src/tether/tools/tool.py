@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from ..types import ToolSpec
 from .decisions import GuardDecision
+from .lint import warn_unclear
 
 __all__ = ["CheckGuard", "Guard", "Tool", "ToolCall", "ToolSpec", "Validator", "tool_name"]
 
@@ -92,6 +93,9 @@ class Tool:
       report as a ``ToolProgress`` event while the call goes on.
     - ``idempotent``: running a call twice has the effect of running it once (it reads, or it
       passes its idempotency key on); a durable run retries such a call after a crash.
+
+    A tool with no description, or a parameter the schema gives no type (what the model would
+    read as "any value"), is a ``ToolSchemaWarning`` when the tool is made.
     """
 
     name: str
@@ -131,6 +135,7 @@ class Tool:
         if self.bindings:
             self.schema = _without_bindings(self.schema, tuple(self.bindings))
         self.guards = tuple(self.guards)
+        warn_unclear(self.name, self.description, self.schema, self.handler)
         self.spec = ToolSpec(self.name, self.description, self.schema, self.strict)
         self.is_async = inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(
             getattr(self.handler, "__call__", None)  # noqa: B004 - async callable objects
