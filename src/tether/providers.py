@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .transports.base import CompletionTransport
-from .transports.credentials import resolve_api_key
+from .transports.credentials import same_origin
 
 __all__ = ["ENDPOINTS", "Endpoint", "transport"]
 
@@ -64,8 +64,10 @@ def transport(
     """A ready transport for ``"provider:model"`` (e.g. ``"anthropic:claude-sonnet-4-5"``).
 
     The key comes from ``api_key`` or the provider's environment variable; a key from the
-    environment is only ever sent to the provider's own host. For a bare URL, ``model=`` names
-    the model on that server.
+    environment is only ever sent to the provider's own host. A hosted provider with no key
+    fails its first request with an ``AuthenticationError`` naming the variable, before
+    anything is sent; local servers, a bare URL and a ``base_url`` of your own need none. For a
+    bare URL, ``model=`` names the model on that server.
     """
     model = model_string
     if model == "local" or model.startswith("local:"):
@@ -91,5 +93,5 @@ def transport(
     cls = _load(endpoint.transport)
     home = endpoint.base_url or cls.default_base_url
     url = base_url or home
-    key = resolve_api_key(api_key, endpoint.env_key, url, home)
-    return cls(name, base_url=url, api_key=key, **options)  # type: ignore[no-any-return]
+    key_env = endpoint.env_key if same_origin(url, home) else None  # its key goes home only
+    return cls(name, base_url=url, api_key=api_key, key_env=key_env, **options)  # type: ignore[no-any-return]

@@ -4,6 +4,7 @@ little (for plain functions, ``@tool`` and ``Tool(...)`` alike)."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 
@@ -172,3 +173,15 @@ def test_an_explicit_schema_with_an_untyped_property_warns() -> None:
     schema = {"type": "object", "properties": {"q": {"description": "what to find"}}}
     with pytest.warns(ToolSchemaWarning, match=r"'q'.*declares no type.*any value"):
         Tool("find", add, "Find.", schema=schema)
+
+
+def test_a_copy_of_a_tool_does_not_warn_again() -> None:
+    def mystery(x: int) -> int:
+        return x
+
+    with pytest.warns(ToolSchemaWarning):
+        made = tool(mystery)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ToolSchemaWarning)
+        made.bind(x=1)
+        dataclasses.replace(made, name="renamed")

@@ -833,12 +833,13 @@ async def test_explicit_key_goes_to_a_custom_host(
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
 
-async def test_no_key_anywhere_sends_no_header(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_key_anywhere_sends_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     seen: list[httpx.Request] = []
     async with mock_client(seen) as client:
-        await collect(EchoTransport("echo-1", client=client))
-    assert "authorization" not in seen[0].headers
+        with pytest.raises(AuthenticationError, match="OPENAI_API_KEY"):
+            await collect(EchoTransport("echo-1", client=client))
+    assert seen == []  # issue 38: the provider's host needs a key, so none is asked without
 
 
 async def test_key_not_in_repr(

@@ -27,6 +27,7 @@ from tether import (
     ToolUseBlock,
 )
 from tether.errors import (
+    AuthenticationError,
     BadRequestError,
     ContextWindowExceededError,
     RateLimitError,
@@ -512,11 +513,12 @@ async def test_a_stream_cut_before_completion_is_interrupted(seed: int | None) -
     assert seen == [TextDelta(0, "The answer"), TextDelta(0, " is")]
 
 
-async def test_no_key_sends_no_authorization(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_key_sends_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     server = Server(recording("text.sse"))
-    await collect(server.transport(api_key=None).stream(HELLO, [], ""))
-    assert "authorization" not in server.requests[0].headers
+    with pytest.raises(AuthenticationError, match="OPENAI_API_KEY"):
+        await collect(server.transport(api_key=None).stream(HELLO, [], ""))
+    assert server.requests == []  # issue 38: OpenAI's host needs a key, so none is asked without
 
 
 async def test_the_environment_key_goes_to_openai_only(monkeypatch: pytest.MonkeyPatch) -> None:

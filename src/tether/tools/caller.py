@@ -9,6 +9,8 @@ from typing import Any
 
 __all__ = ["user_locals", "user_stacklevel"]
 
+_COPIES = "dataclasses"  # ``replace``: a copy of a tool (``bind``, a rename), not a new one
+
 
 def _ours(frame: FrameType) -> bool:
     name = frame.f_globals.get("__name__", "")
@@ -29,8 +31,10 @@ def user_locals() -> dict[str, Any]:
     return dict(frame.f_locals) if frame is not None else {}
 
 
-def user_stacklevel() -> int:
+def user_stacklevel() -> int | None:
     """The ``stacklevel`` that makes a warning raised by this function's caller point at the
-    user's line."""
-    _, level = _user_frame(sys._getframe(1))
+    user's line; None when the user's "line" is ``dataclasses.replace`` copying a tool."""
+    frame, level = _user_frame(sys._getframe(1))
+    if frame is not None and frame.f_globals.get("__name__") == _COPIES:
+        return None
     return level

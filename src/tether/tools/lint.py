@@ -77,4 +77,6 @@ def _type_name(annotation: Any) -> str:
 
 
 def _warn(message: str) -> None:
-    warnings.warn(ToolSchemaWarning(message), stacklevel=user_stacklevel())
+    level = user_stacklevel()
+    if level is not None:  # a copy's original was warned about when it was made
+        warnings.warn(ToolSchemaWarning(message), stacklevel=level)

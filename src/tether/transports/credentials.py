@@ -8,13 +8,17 @@ import re
 from collections.abc import Mapping, Sequence
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ..errors import AuthenticationError
 from .fields import CUT
 
 __all__ = [
+    "carries_credentials",
     "login_secrets",
+    "missing_key",
     "redact",
     "redact_headers",
     "resolve_api_key",
+    "same_origin",
     "secrets_of",
     "split_login",
     "with_login",
@@ -24,6 +28,11 @@ __all__ = [
 def _host(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     return parts.scheme, (parts.hostname or "").lower(), parts.port
+
+
+def same_origin(url: str, other: str) -> bool:
+    """Whether the two URLs name one scheme, host and port (the only place a key may go)."""
+    return _host(url) == _host(other)
 
 
 def resolve_api_key(
@@ -44,6 +53,22 @@ _SENSITIVE = re.compile(
     r"key|token|secret|auth|cookie|session|signature|password|credential", re.IGNORECASE
 )
 _PIECES = re.compile(r"[\s,;]+")
+
+
+def carries_credentials(headers: Mapping[str, str]) -> bool:
+    """Whether any header is a credential (``Authorization``, ``x-api-key``, ``api-key``...)."""
+    return any(_SENSITIVE.search(name) and value for name, value in headers.items())
+
+
+def missing_key(env_var: str, base_url: str) -> AuthenticationError:
+    """The error for a request to a hosted provider with no key: it names where a key comes
+    from (never a value), and says that nothing was sent."""
+    _, name, port = _host(base_url)
+    host = name if port is None else f"{name}:{port}"
+    return AuthenticationError(
+        f"no API key for {host}: set the {env_var} environment variable or pass api_key= to "
+        "the transport; nothing was sent"
+    )
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:

@@ -23,10 +23,13 @@ from ..messages import Message
 from ..types import ToolSpec
 from .codecs.protocol import StreamDecoder, WireCodec
 from .credentials import (
+    carries_credentials,
     login_secrets,
+    missing_key,
     redact,
     redact_headers,
     resolve_api_key,
+    same_origin,
     secrets_of,
     split_login,
     with_login,
@@ -55,7 +58,11 @@ class HttpTransport:
     """A ``CompletionTransport`` over HTTP for one wire format (subclasses set the class fields).
 
     ``base_url`` defaults to the provider's; the key comes from ``api_key`` or, for the
-    provider's own host only, from ``env_key``. ``stream=False`` makes one plain request per reply.
+    provider's own host only, from ``env_key`` (``key_env``, for a hosted provider whose own
+    address is ``base_url``: ``transport("groq:...")`` passes it). A request to the provider's
+    own host with no key (nor a credential header, nor a client with ``auth``) is an
+    ``AuthenticationError`` before anything is sent; another host may need none.
+    ``stream=False`` makes one plain request per reply.
     ``deadline`` bounds one whole model call in seconds (None: no bound); ``max_event_bytes``
     bounds one SSE event (and a whole non-streamed response). Options (``temperature``,
     ``max_tokens``, …) are ``ModelOptions`` fields.
@@ -79,6 +86,7 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         http2: bool = True,
         client: httpx.AsyncClient | None = None,
+        key_env: str | None = None,
         **options: Any,
     ) -> None:
         if not model:
@@ -93,10 +101,14 @@ class HttpTransport:
         self.streaming = stream
         self.deadline = deadline
         self.max_event_bytes = max_event_bytes
-        self._api_key = resolve_api_key(api_key, self.env_key, self.base_url, self.default_base_url)
+        env_var, home = (
+            (key_env, self.base_url) if key_env else (self.env_key, self.default_base_url)
+        )
+        self._api_key = resolve_api_key(api_key, env_var, self.base_url, home)
         self._codec = self._make_codec()
-        given = {**self._codec.headers(self._api_key), **(headers or {})}
+        given = {**self._codec.headers(self._api_key or None), **(headers or {})}
         self._headers = with_login({"content-type": "application/json", **given}, login)
+        self._no_key = self._needs_key(env_var, home, client)
         self._secrets = secrets_of(self._headers, [self._api_key or "", *login_secrets(login)])
         self._own_client = client is None
         self._url: tuple[str, httpx.URL] | None = None  # the URL posted to, parsed once
@@ -108,6 +120,19 @@ class HttpTransport:
 
     def _make_codec(self) -> WireCodec:
         raise NotImplementedError
+
+    def _needs_key(
+        self, env_var: str | None, home: str, client: httpx.AsyncClient | None
+    ) -> str | None:
+        """The variable a key was wanted from and is not: the provider's own host needs one,
+        and neither ``api_key``, the environment, a header nor the client's auth gives it."""
+        if env_var is None or self._api_key or not same_origin(self.base_url, home):
+            return None
+        if carries_credentials(self._headers):
+            return None
+        if client is not None and (client.auth is not None or carries_credentials(client.headers)):
+            return None
+        return env_var
 
     @property
     def codec(self) -> WireCodec:
@@ -203,6 +228,8 @@ class HttpTransport:
 
     async def _open(self, url: httpx.URL | str, body: dict[str, Any]) -> httpx.Response:
         """Send the request; the response, open for reading, if its status is a success."""
+        if self._no_key is not None:  # checked here, where every request goes out
+            raise missing_key(self._no_key, self.base_url)
         request = self._client.build_request(
             "POST", url, content=body_bytes(body), headers=self._headers
         )
