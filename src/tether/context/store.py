@@ -41,7 +41,8 @@ class ContextStore(Protocol):
         ...
 
     async def get_history(self) -> list[Message]:
-        """All messages, oldest first (a list the caller may keep; the store does not change it)."""
+        """All messages, oldest first (a list the caller may keep; the store does not change it).
+        The one way to read a conversation back, whatever keeps it."""
         ...
 
     async def fork(self) -> ContextStore:
@@ -97,7 +98,8 @@ class MemoryContextStore:
 
     @property
     def messages(self) -> list[Message]:
-        """A copy of the history, for synchronous inspection."""
+        """A copy of the history, for synchronous inspection: the in-memory store's convenience
+        (a stored session, with a store to read, has ``await get_history()`` only, as this has)."""
         return list(self._messages)
 
     async def append(self, message: Message) -> None:

@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ParamSpec, Protocol, TypeAlias, TypeVar, runtime_checkable
+from typing import Any, NoReturn, ParamSpec, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from ..base.interrupt import survive
 from ..errors import StoreDamagedError, StoreUnavailableError
@@ -238,7 +238,18 @@ class StoredContext:
         self._unsure = None
 
     async def get_history(self) -> list[Message]:
+        """Every message of the session, read from the store now: the one way to read a session
+        back, as on every ``ContextStore``."""
         return await self._store.history_of(self._session)
+
+    @property
+    def messages(self) -> NoReturn:
+        """Not here: a stored session is read from its store, so ``await get_history()``
+        (``MemoryContextStore.messages`` is the in-memory store's copy, with nothing to read)."""
+        raise AttributeError(
+            f"a stored session has no .messages: read it with `await context.get_history()` "
+            f"(session {self._session!r}, {type(self._store).__name__})"
+        )
 
     async def get_context(self) -> list[Message]:
         """The messages from the last compaction's kept ones on: read from there by a store
