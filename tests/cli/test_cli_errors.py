@@ -1,5 +1,6 @@
-"""What goes wrong outside the run is one ``error: ...`` line on stderr and a non-zero exit code,
-never a traceback: a bad ``--store``, an unwritable ``--html`` page, an absurd time zone."""
+"""What goes wrong outside the run is one ``tether: error: ...`` line on stderr and a non-zero
+exit code, never a traceback: a bad ``--store``, an unwritable ``--html`` page, an absurd time
+zone."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tether.testing import Call, Reply, ScriptedTransport
 
 def one_error_line(stderr: str) -> str:
     (line,) = stderr.splitlines()
-    assert line.startswith("error: ") and "Traceback" not in stderr
+    assert line.startswith("tether: error: ") and "Traceback" not in stderr
     return line
 
 
@@ -64,7 +65,7 @@ def test_chat_on_a_store_it_cannot_create(
     blocker.write_text("")
     assert main(["chat", "--store", str(blocker / "chats.db")]) == 1
     line = one_error_line(capsys.readouterr().err)
-    assert line.startswith(f"error: cannot open the session store {blocker / 'chats.db'}: ")
+    assert line.startswith(f"tether: error: cannot open the session store {blocker / 'chats.db'}: ")
 
 
 def _a_trace(tmp_path: Path) -> Path:

@@ -126,7 +126,7 @@ def test_main_bad_tools_exits_2_with_one_line(
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("error: --tools ") and "no such file" in lines[0]
+    assert lines[0].startswith("tether: error: --tools ") and "no such file" in lines[0]
 
 
 def test_main_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -162,5 +162,5 @@ def test_the_real_command_with_a_bad_tools_path(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "error: --tools missing_tools.py:x: no such file: missing_tools.py"
+        "tether: error: --tools missing_tools.py:x: no such file: missing_tools.py"
     ]

@@ -90,7 +90,7 @@ def sent(model: ScriptedTransport, call: int = 0) -> str:
 
 def error_line(err: str) -> str:
     (line,) = err.strip().splitlines()
-    assert line.startswith("error: ") and "Traceback" not in err
+    assert line.startswith("tether: error: ") and "Traceback" not in err
     return line
 
 
@@ -159,7 +159,7 @@ def test_a_failed_run_exits_1(folder: Path, capsys: pytest.CaptureFixture[str]) 
     model = ScriptedTransport([Reply(tool_calls=[Call("launch", {})])])
     registry.register_connection(CONNECTION, model)
     assert main(["run", "weather.prompty", *QUESTION, *TOOL]) == 1
-    assert error_line(capsys.readouterr().err) == "error: Tool not registered: launch"
+    assert error_line(capsys.readouterr().err) == "tether: error: Tool not registered: launch"
 
 
 def test_a_tool_without_a_handler_is_an_error_result_not_a_crash(
@@ -239,13 +239,19 @@ def test_inputs_are_coerced_to_their_declared_kinds(
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ("n=4.5", "error: --input n=4.5: input 'n' is an integer; got '4.5'"),
-        ("x=abc", "error: --input x=abc: input 'x' is a number; got 'abc'"),
-        ("ok=maybe", "error: --input ok=maybe: input 'ok' is a boolean (true or false); got "),
-        ("o=[1]", "error: --input o=[1]: input 'o' is a JSON object; got a JSON array"),
-        ("a={", "error: --input a={: input 'a' is a JSON array; got text that is not JSON"),
-        ("zzz=1", "error: --input zzz=1: the file declares no input 'zzz' (it declares: n, x, "),
-        ("novalue", "error: --input novalue: expected NAME=VALUE"),
+        ("n=4.5", "tether: error: --input n=4.5: input 'n' is an integer; got '4.5'"),
+        ("x=abc", "tether: error: --input x=abc: input 'x' is a number; got 'abc'"),
+        (
+            "ok=maybe",
+            "tether: error: --input ok=maybe: input 'ok' is a boolean (true or false); got ",
+        ),
+        ("o=[1]", "tether: error: --input o=[1]: input 'o' is a JSON object; got a JSON array"),
+        ("a={", "tether: error: --input a={: input 'a' is a JSON array; got text that is not JSON"),
+        (
+            "zzz=1",
+            "tether: error: --input zzz=1: the file declares no input 'zzz' (it declares: n, x, ",
+        ),
+        ("novalue", "tether: error: --input novalue: expected NAME=VALUE"),
     ],
 )
 def test_bad_inputs_are_usage_errors_and_nothing_runs(
@@ -262,7 +268,7 @@ def test_a_missing_required_input_is_a_usage_error(
 ) -> None:
     assert main(["run", "typed.prompty"]) == 2
     assert error_line(capsys.readouterr().err) == (
-        "error: typed.prompty needs input 'n' (--input n=VALUE)"
+        "tether: error: typed.prompty needs input 'n' (--input n=VALUE)"
     )
     assert typed.requests == []
 
@@ -278,11 +284,14 @@ def test_inputs_from_a_json_file_and_input_overrides_it(
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("[1, 2]", "error: --inputs in.json: expected a JSON object of inputs, got a JSON array"),
-        ("{nope", "error: --inputs in.json: not JSON: "),
-        ('{"n": "one"}', "error: --inputs in.json: input 'n' is an integer; got 'one'"),
-        ('{"n": 1, "q": 2}', "error: --inputs in.json: the file declares no input 'q'"),
-        (None, "error: --inputs in.json: no such file"),
+        (
+            "[1, 2]",
+            "tether: error: --inputs in.json: expected a JSON object of inputs, got a JSON array",
+        ),
+        ("{nope", "tether: error: --inputs in.json: not JSON: "),
+        ('{"n": "one"}', "tether: error: --inputs in.json: input 'n' is an integer; got 'one'"),
+        ('{"n": 1, "q": 2}', "tether: error: --inputs in.json: the file declares no input 'q'"),
+        (None, "tether: error: --inputs in.json: no such file"),
     ],
 )
 def test_bad_input_files_are_usage_errors(
@@ -305,19 +314,19 @@ def test_bad_input_files_are_usage_errors(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["run", "missing.prompty"], "error: no such file: missing.prompty"),
-        (["run", "hello", "--input", "a=b"], "error: --input needs a FILE.prompty"),
+        (["run", "missing.prompty"], "tether: error: no such file: missing.prompty"),
+        (["run", "hello", "--input", "a=b"], "tether: error: --input needs a FILE.prompty"),
         (
             ["run", "weather.prompty", *QUESTION, "--system", "s"],
-            "error: --system does not apply to a .prompty file",
+            "tether: error: --system does not apply to a .prompty file",
         ),
         (
             ["run", "weather.prompty", *QUESTION, "--durable"],
-            "error: --durable does not apply to a .prompty file",
+            "tether: error: --durable does not apply to a .prompty file",
         ),
         (
             ["run", "weather.prompty", *QUESTION, "--tools", "tools.py:nope"],
-            "error: --tools tools.py:nope: tools.py has no attribute 'nope'",
+            "tether: error: --tools tools.py:nope: tools.py has no attribute 'nope'",
         ),
     ],
 )
@@ -337,7 +346,7 @@ def test_a_handler_for_a_tool_the_file_does_not_declare_is_a_usage_error(
     weather_model()
     assert main(["run", "weather.prompty", *QUESTION, "--tools", "more.py:get_wether"]) == 2
     assert error_line(capsys.readouterr().err) == (
-        "error: --tools more.py:get_wether: weather.prompty declares no tool 'get_wether' "
+        "tether: error: --tools more.py:get_wether: weather.prompty declares no tool 'get_wether' "
         "(it declares: get_weather)"
     )
 
@@ -423,7 +432,7 @@ def test_the_model_section_may_read_the_environment_and_the_rest_only_when_allow
     registry.register_connection(CONNECTION, model)
     assert main(["run", "env.prompty"]) == 2
     assert error_line(capsys.readouterr().err).startswith(
-        "error: ${env:TETHER_TEST_WHO} is not allowed: tether run reads only the variables "
+        "tether: error: ${env:TETHER_TEST_WHO} is not allowed: tether run reads only the variables "
         "of the file's model section; --allow-env TETHER_TEST_WHO lets it read this one"
     )
     assert model.requests == []

@@ -145,7 +145,7 @@ def test_command_run_exit_codes(as_json: bool) -> None:
     agent = agent.copy(retry=agent.retry.__class__(max_attempts=1))
     out, err = plain_console(), plain_console()
     assert command_run(opts(json=as_json), agent, out, err, "hi") == 1
-    assert output(err).splitlines() == ["error: connection refused by 127.0.0.1:9"]
+    assert output(err).splitlines() == ["tether: error: connection refused by 127.0.0.1:9"]
     if as_json:
         last = json.loads(output(out).splitlines()[-1])
         assert last["type"] == "session_end" and last["stop_reason"] == "error"
@@ -156,7 +156,7 @@ def test_command_run_max_iterations_is_a_failure() -> None:
     agent = build_agent(looping, demo_tools(Path()), system="s", max_iterations=2)
     out, err = plain_console(), plain_console()
     assert command_run(opts(), agent, out, err, "loop") == 1
-    assert output(err).startswith("error: the agent reached max_iterations=2")
+    assert output(err).startswith("tether: error: the agent reached max_iterations=2")
 
 
 def test_verbose_shows_the_traceback() -> None:
@@ -167,7 +167,7 @@ def test_verbose_shows_the_traceback() -> None:
     assert command_run(opts(verbose=True), agent, out, err, "hi") == 1
     text = output(err)
     assert "Traceback (most recent call last)" in text
-    assert text.strip().splitlines()[-1] == "error: RuntimeError: kaboom"
+    assert text.strip().splitlines()[-1] == "tether: error: RuntimeError: kaboom"
 
 
 def test_describe_error() -> None:

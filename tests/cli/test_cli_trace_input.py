@@ -92,7 +92,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     proc = tether_trace(str(fifo), tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [
-        f"error: cannot read the trace: {fifo} is not a regular file"
+        f"tether: error: cannot read the trace: {fifo} is not a regular file"
     ]
 
 
@@ -102,5 +102,5 @@ def test_a_device_is_refused(tmp_path: Path) -> None:
     proc = tether_trace("/dev/zero", tmp_path)
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [
-        "error: cannot read the trace: /dev/zero is not a regular file"
+        "tether: error: cannot read the trace: /dev/zero is not a regular file"
     ]

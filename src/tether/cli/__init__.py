@@ -40,9 +40,17 @@ from .args import (
 from .chat import command_chat
 from .durable import command_durable_run, command_worker
 from .loading import ToolSpecError
-from .serving import command_serve, load_agent
+from .own_agent import (
+    MAKES_THE_AGENT,
+    SHAPES_A_RUN,
+    agent_spec,
+    own_agent,
+    refuse,
+    refuse_durable_options,
+)
+from .serving import command_serve
 from .sessions import command_sessions
-from .terminal import safe_text
+from .terminal import error_line
 from .traces import command_trace
 
 if TYPE_CHECKING:
@@ -53,14 +61,26 @@ __all__ = ["console", "main"]
 
 def _durable_run(opts: argparse.Namespace, out: Console, err: Console) -> int:
     """``tether run --durable``: needs --agent and --task-queue; the model options are the
-    agent's own."""
+    agent's own, and the options that shape a run are the worker's to apply."""
     if not opts.agent or not opts.task_queue:
-        err.print("error: tether run --durable needs --agent MODULE:ATTR and --task-queue Q")
+        err.print(error_line("tether run --durable needs --agent MODULE:ATTR and --task-queue Q"))
         return EXIT_USAGE
     try:
+        refuse(
+            opts,
+            MAKES_THE_AGENT,
+            f"does not apply with --agent {opts.agent[0]}: that agent brings its own model, "
+            "system prompt and tools",
+        )
+        refuse(
+            opts,
+            SHAPES_A_RUN,
+            "does not apply to a durable run: its agent runs in the worker (set it where the "
+            "agent is made)",
+        )
         prompt = read_prompt(opts)
     except UsageError as exc:
-        err.print(safe_text(f"error: {exc}"), soft_wrap=True)
+        err.print(error_line(str(exc)), soft_wrap=True)
         return EXIT_USAGE
     return command_durable_run(opts, out, err, prompt, make_renderer(opts, out))
 
@@ -73,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         opts = parser.parse_args(argv)
     except UsageError as exc:
-        err.print(safe_text(f"error: {exc}"), soft_wrap=True)
+        err.print(error_line(str(exc)), soft_wrap=True)
         return EXIT_USAGE
     except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
@@ -91,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _usage_error(err: Console, exc: Exception, verbose: bool) -> int:
     if verbose and exc.__cause__ is not None:
         traceback.print_exception(exc.__cause__)
-    err.print(safe_text(f"error: {exc}"), soft_wrap=True, highlight=False)
+    err.print(error_line(str(exc)), soft_wrap=True, highlight=False)
     return EXIT_USAGE
 
 
@@ -125,6 +145,11 @@ def _run(opts: argparse.Namespace, out: Console, err: Console) -> int:
     configure_logging(opts.verbose)
     from .prompty_run import is_prompty_file  # noqa: PLC0415
 
+    if not opts.durable:
+        try:
+            refuse_durable_options(opts)
+        except UsageError as exc:
+            return _usage_error(err, exc, False)
     if is_prompty_file(opts.prompt):
         return _file_run(opts, out, err)
     for given, option in ((opts.input, "--input"), (opts.inputs, "--inputs")):
@@ -153,25 +178,23 @@ def _chat(opts: argparse.Namespace, out: Console, err: Console) -> int:
 def _serve(opts: argparse.Namespace, out: Console, err: Console) -> int:
     """``tether serve``: the ``--agent`` given, else the one the model and tools options make."""
     configure_logging(opts.verbose)
-    if opts.agent:
-        try:
-            agent = load_agent(opts.agent, opts.approve)
-        except ToolSpecError as exc:
-            return _usage_error(err, exc, opts.verbose)
-    else:
-        ready = _prepare(opts, err, with_prompt=False)
-        if isinstance(ready, int):
-            return ready
-        agent = ready[0]
+    ready = _prepare(opts, err, with_prompt=False)
+    if isinstance(ready, int):
+        return ready
+    agent = ready[0]
     return _interruptible(opts, err, lambda: command_serve(opts, agent, out, err))
 
 
 def _prepare(
     opts: argparse.Namespace, err: Console, *, with_prompt: bool
 ) -> tuple[Agent, str] | int:
-    """The agent from the options (and the prompt, for ``run``), or the exit code of why not."""
+    """The agent (``--agent``'s, else the one the options make) and the prompt, for ``run``;
+    or the exit code of why not."""
     try:
+        spec = agent_spec(opts)
         prompt = read_prompt(opts) if with_prompt else ""
+        if spec is not None:
+            return own_agent(opts, spec), prompt
         tools = load_tools(opts)
         transport = make_transport(opts)
     except (UsageError, ToolSpecError) as exc:

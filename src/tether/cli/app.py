@@ -29,8 +29,8 @@ from ..types import ZERO_USAGE, Usage
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, CommandError, UsageError
 from .demo import demo_tools
 from .loading import load_tool_spec, merge_tools
-from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome
-from .terminal import safe
+from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome, format_call
+from .terminal import error_line, safe
 from .trace_notice import TraceNotice, show_trace_failures
 
 __all__ = [
@@ -274,13 +274,11 @@ def describe_error(exc: BaseException) -> str:
 
 
 def report_error(err: Console, exc: BaseException, verbose: bool) -> None:
-    """``error: ...`` on stderr; the traceback too under ``--verbose``."""
+    """``tether: error: ...`` on stderr; the traceback too under ``--verbose``."""
     if verbose and exc.__traceback__ is not None:
         err.file.write(safe("".join(traceback.format_exception(exc))))
         err.file.flush()
-    line = Text("error: ", style="bold red")
-    line.append(safe(describe_error(exc)))
-    err.print(line, soft_wrap=True, highlight=False)
+    err.print(error_line(describe_error(exc)), soft_wrap=True, highlight=False)
 
 
 class _SafeFormatter(logging.Formatter):
@@ -346,10 +344,25 @@ def exit_code(
         return EXIT_INTERRUPTED
     finally:
         show_trace_failures(middleware, err)
+    if outcome.pending:
+        err.print(error_line(_cannot_ask(opts, outcome)), soft_wrap=True, highlight=False)
+        return EXIT_FAILED
     if outcome.error is not None:
         report_error(err, outcome.error, opts.verbose)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _cannot_ask(opts: argparse.Namespace, outcome: TurnOutcome) -> str:
+    """Why a run that paused for approval ends there, and where a person can approve it."""
+    calls = ", ".join(format_call(c.name, c.input, limit=None) for c in outcome.pending)
+    specs = getattr(opts, "agent", None)
+    chat = f"tether chat --agent {specs[0]}" if specs else "tether chat"
+    verb = "waits" if len(outcome.pending) == 1 else "wait"
+    return (
+        f"{calls} {verb} for approval, which tether run cannot give: chat with the agent "
+        f"instead ({chat})"
+    )
 
 
 def command_run(

@@ -28,6 +28,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+DEFAULT_MAX_ITERATIONS = 10
 
 # Tried on the small local model: naming "several calls at once" or "briefly" made it call
 # unrelated tools or answer before the second call; this wording keeps it on the question.
@@ -128,9 +129,9 @@ def _common_options() -> argparse.ArgumentParser:
     model.add_argument(
         "--max-iterations",
         type=_positive_int,
-        default=10,
         metavar="N",
-        help="model calls per turn, at most (default: %(default)s)",
+        help=f"model calls per turn, at most (default: {DEFAULT_MAX_ITERATIONS}; with --agent, "
+        "the agent's own)",
     )
     model.add_argument("--temperature", type=_temperature, metavar="T", help="sampling, 0 to 2")
     model.add_argument(
@@ -154,6 +155,17 @@ def _common_options() -> argparse.ArgumentParser:
         metavar="FILE",
         help="record the run (spans, timings, usage, arguments and results) to FILE as JSON "
         "lines; tether trace FILE shows it",
+    )
+    own = common.add_argument_group("your own agent")
+    own.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="run your own Agent instead of the one the model and tools options make: ATTR names "
+        "it in MODULE, an importable module or a .py file; --model, --system, --temperature, "
+        "--max-tokens, --no-stream, --tools, --no-demo-tools and --root do not apply to it (it "
+        "brings its own), --max-iterations, --compact-at, --trace and --approve do",
     )
     tools = common.add_argument_group("tools")
     tools.add_argument(
@@ -224,9 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
     durable.add_argument(
         "--durable",
         action="store_true",
-        help="run through the workers of --task-queue (start them with tether worker)",
+        help="run --agent through the workers of --task-queue (start them with tether worker)",
     )
-    _temporal_options(durable)
+    _temporal_options(durable, agent=False)
     durable.add_argument("--id", metavar="ID", help="the run's workflow id (default: a new one)")
     worker = commands.add_parser(
         "worker",
@@ -274,11 +286,6 @@ def build_parser() -> argparse.ArgumentParser:
         "stored.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    serve.add_argument(
-        "--agent",
-        metavar="MODULE:ATTR",
-        help="the Agent to serve (default: the one the model and tools options make)",
     )
     serve.add_argument("--store", metavar="PATH", type=Path, help=STORE_HELP)
     serve.add_argument(
@@ -365,7 +372,8 @@ def _prompty_options(run: argparse.ArgumentParser) -> None:
 
 def resolve_defaults(opts: argparse.Namespace) -> None:
     """Fill the defaults left open so that an explicit value can be told apart:
-    ``opts.model_given`` says whether ``--model`` was on the command line."""
+    ``opts.model_given`` says whether ``--model`` was on the command line (likewise
+    ``system_given``, ``max_iterations_given``, ``address_given``, ``namespace_given``)."""
     if hasattr(opts, "model"):
         opts.model_given = opts.model is not None
         if opts.model is None:
@@ -374,26 +382,37 @@ def resolve_defaults(opts: argparse.Namespace) -> None:
         opts.system_given = opts.system is not None
         if opts.system is None:
             opts.system = DEFAULT_SYSTEM
+    late = {
+        "max_iterations": DEFAULT_MAX_ITERATIONS,
+        "address": os.environ.get("TEMPORAL_ADDRESS") or "127.0.0.1:7233",
+        "namespace": "default",
+    }
+    for name, default in late.items():
+        if hasattr(opts, name):
+            setattr(opts, f"{name}_given", getattr(opts, name) is not None)
+            if getattr(opts, name) is None:
+                setattr(opts, name, default)
 
 
-def _temporal_options(group: Any, *, required: bool = False) -> None:
-    group.add_argument(
-        "--agent",
-        action="append",
-        required=required,
-        metavar="MODULE:ATTR",
-        help="the durable agent" + (" (repeatable)" if required else ""),
-    )
+def _temporal_options(group: Any, *, required: bool = False, agent: bool = True) -> None:
+    """The Temporal options; ``agent``: with ``--agent`` (``run`` has it among its own)."""
+    if agent:
+        group.add_argument(
+            "--agent",
+            action="append",
+            required=required,
+            metavar="MODULE:ATTR",
+            help="the durable agent" + (" (repeatable)" if required else ""),
+        )
     group.add_argument(
         "--task-queue", required=required, metavar="Q", help="the Temporal task queue"
     )
     group.add_argument(
         "--address",
-        default=os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
         metavar="HOST:PORT",
         help="the Temporal server (default: $TEMPORAL_ADDRESS or 127.0.0.1:7233)",
     )
-    group.add_argument("--namespace", default="default", help="the Temporal namespace")
+    group.add_argument("--namespace", help="the Temporal namespace (default: default)")
 
 
 def _price(text: str) -> tuple[str, tuple[float, float]]:

@@ -13,7 +13,7 @@ import contextlib
 import sqlite3
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TypeAlias
 
 from rich.console import Console
@@ -34,7 +34,7 @@ from .app import (
     run_turn,
 )
 from .args import EXIT_OK, CommandError, store_path
-from .render import Renderer, TurnOutcome, summary_line, tokens_text
+from .render import Renderer, TurnOutcome, format_call, summary_line, tokens_text
 from .terminal import safe_text
 from .trace_notice import show_trace_failures
 
@@ -54,11 +54,20 @@ Decide: TypeAlias = Callable[[PendingCall], str | None]
 
 
 class _Recorder:
-    """Passes everything on to a renderer and keeps the last outcome (also of cancelled turns)."""
+    """Passes everything on to a renderer and keeps the last outcome (also of cancelled turns).
+
+    A turn that paused for approval and went on reaches the renderer as one: the outcome that
+    ends it carries the usage, iterations and time of its paused parts, so the one summary comes
+    after the answer, not before the question."""
 
     def __init__(self, inner: Renderer) -> None:
         self.inner = inner
         self.last: TurnOutcome | None = None
+        self._paused: TurnOutcome | None = None
+
+    def new_turn(self) -> None:
+        """A new turn starts: nothing paused before it is carried into its summary."""
+        self._paused = None
 
     def begin(self) -> None:
         self.last = None
@@ -69,6 +78,16 @@ class _Recorder:
 
     def end(self, outcome: TurnOutcome) -> None:
         self.last = outcome
+        before, self._paused = self._paused, None
+        if before is not None:
+            outcome = replace(
+                outcome,
+                usage=before.usage + outcome.usage,
+                iterations=before.iterations + outcome.iterations,
+                seconds=before.seconds + outcome.seconds,
+            )
+        if outcome.pending:
+            self._paused = outcome
         self.inner.end(outcome)
 
 
@@ -90,6 +109,7 @@ class ChatSession:
 
     async def turn(self, prompt: str) -> TurnOutcome:
         """Run one turn; a cancelled one (Ctrl-C) returns with ``cancelled=True``."""
+        self._recorder.new_turn()
         try:
             outcome = await interruptible(
                 run_turn(self.agent, prompt, self._recorder, self.context)
@@ -105,6 +125,7 @@ class ChatSession:
         waiting = pending(await self.context.get_history())
         if not waiting:
             return None
+        self._recorder.new_turn()
         paused = TurnOutcome("", ZERO_USAGE, 0, 0.0, pending=waiting)
         return await self._settle(paused)
 
@@ -177,8 +198,8 @@ def ask(info: Console) -> Decide:
     """Ask the person, on the terminal, whether a call that waits for approval may run."""
 
     def decide(call: PendingCall) -> str | None:
-        shown = ", ".join(f"{k}={v!r}" for k, v in call.input.items())
-        info.print(safe_text(f"{call.name}({shown}) waits for your approval"), highlight=False)
+        shown = format_call(call.name, call.input, limit=None)
+        info.print(safe_text(f"{shown} waits for your approval"), soft_wrap=True, highlight=False)
         answer = input("run it? [y/N, or say why not] ").strip()
         if answer.lower() in ("y", "yes"):
             return None
@@ -263,8 +284,10 @@ def _greet(
     count = len(session.agent.current_tools())
     held = len(runner.run(session.context.get_history()))
     name = session.context.session_id
+    specs = getattr(opts, "agent", None)
+    what = f"agent {specs[0]}" if specs else f"model {opts.model}"
     lines = [
-        f"tether chat · model {opts.model} · {count} tool{'' if count == 1 else 's'} · "
+        f"tether chat · {what} · {count} tool{'' if count == 1 else 's'} · "
         "/help for commands · Ctrl-C cancels a turn · Ctrl-D quits",
         f"session {name}"
         + (f" · resumed with {held} messages" if held else "")

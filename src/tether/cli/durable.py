@@ -19,7 +19,7 @@ from ..types import Usage
 from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from .loading import ToolSpecError, load_attribute
 from .render import TurnOutcome
-from .terminal import safe_text
+from .terminal import error_line, safe_text
 
 if TYPE_CHECKING:
     from ..durable import TemporalAgent
@@ -44,7 +44,7 @@ def _load_all(opts: argparse.Namespace, err: Console) -> list[TemporalAgent] | N
     try:
         return [load_durable(spec) for spec in opts.agent]
     except (ToolSpecError, TypeError, ValueError) as exc:
-        err.print(safe_text(f"error: {exc}"), soft_wrap=True)
+        err.print(error_line(str(exc)), soft_wrap=True)
         return None
 
 
@@ -56,7 +56,7 @@ def command_worker(opts: argparse.Namespace, err: Console) -> int:
     try:
         asyncio.run(_serve(agents, opts, err))
     except (OSError, RuntimeError) as exc:
-        err.print(safe_text(f"error: {type(exc).__name__}: {exc}"), soft_wrap=True)
+        err.print(error_line(f"{type(exc).__name__}: {exc}"), soft_wrap=True)
         return EXIT_FAILED
     return EXIT_OK
 
@@ -98,7 +98,7 @@ def command_durable_run(
     if agents is None:
         return EXIT_USAGE
     if len(agents) != 1:
-        err.print("error: tether run --durable takes one --agent")
+        err.print(error_line("tether run --durable takes one --agent"))
         return EXIT_USAGE
     watching: list[str] = []
     try:
@@ -108,10 +108,10 @@ def command_durable_run(
         err.print(Text(f"stopped watching; the run goes on{where}", style="yellow"))
         return EXIT_INTERRUPTED
     except (OSError, RuntimeError) as exc:
-        err.print(safe_text(f"error: {type(exc).__name__}: {exc}"), soft_wrap=True)
+        err.print(error_line(f"{type(exc).__name__}: {exc}"), soft_wrap=True)
         return EXIT_FAILED
     if outcome.error is not None:
-        err.print(safe_text(f"error: {outcome.error}"), soft_wrap=True)
+        err.print(error_line(str(outcome.error)), soft_wrap=True)
         return EXIT_FAILED
     return EXIT_OK
 

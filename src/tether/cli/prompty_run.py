@@ -50,7 +50,12 @@ __all__ = ["EventTap", "PromptyRun", "is_prompty_file", "prepare_run", "run_prom
 
 SUFFIX = ".prompty"
 _ENV_REFERENCE = re.compile(r"\$\{env:([^:}]+)(?::[^}]*)?\}", re.IGNORECASE)
-_NOT_WITH_A_FILE = (("system_given", "--system"), ("root", "--root"), ("durable", "--durable"))
+_NOT_WITH_A_FILE = (
+    ("system_given", "--system"),
+    ("root", "--root"),
+    ("durable", "--durable"),
+    ("agent", "--agent"),
+)
 
 MakeTransport = Callable[..., CompletionTransport]
 

@@ -82,13 +82,17 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def format_call(name: str, arguments: Mapping[str, Any]) -> str:
-    """``name(key=value, ...)`` with JSON values, cut to a readable length."""
+def format_call(
+    name: str, arguments: Mapping[str, Any], limit: int | None = _MAX_ARGS_CHARS
+) -> str:
+    """``name(key=value, ...)`` with JSON values, cut to ``limit`` characters (None: whole, as
+    a call waiting for approval is shown: a person approves all of it)."""
     parts = [
         f"{key}={json.dumps(value, ensure_ascii=False, default=str)}"
         for key, value in arguments.items()
     ]
-    return f"{name}({_shorten(', '.join(parts), _MAX_ARGS_CHARS)})"
+    shown = ", ".join(parts)
+    return f"{name}({shown if limit is None else _shorten(shown, limit)})"
 
 
 def _content_text(content: ToolResultContent) -> str:
@@ -242,7 +246,7 @@ class RichRenderer:
 
     def end(self, outcome: TurnOutcome) -> None:
         self._end_text()
-        if self.summary:
+        if self.summary and not outcome.pending:  # a paused turn is not over: no summary yet
             self._line(summary_line(outcome), "dim")
 
 

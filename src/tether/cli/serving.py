@@ -14,19 +14,9 @@ from ..agent import Agent
 from ..stores.sqlite import SQLiteStore
 from .app import close_transport
 from .args import EXIT_OK, EXIT_USAGE, CommandError, store_path
-from .loading import ToolSpecError, load_attribute
-from .terminal import safe_text
+from .terminal import error_line, safe_text
 
-__all__ = ["command_serve", "listen", "load_agent"]
-
-
-def load_agent(spec: str, approve: list[str]) -> Agent:
-    """The ``Agent`` ``MODULE:ATTR`` names (``ToolSpecError`` for anything else); calls of the
-    tools in ``approve`` wait for approval."""
-    value = load_attribute(spec, "--agent")
-    if not isinstance(value, Agent):
-        raise ToolSpecError(f"--agent {spec}: a {type(value).__name__}, not an Agent")
-    return value.copy(approval=frozenset(approve)) if approve else value
+__all__ = ["command_serve", "listen"]
 
 
 def command_serve(opts: argparse.Namespace, agent: Agent, out: Console, err: Console) -> int:
@@ -48,7 +38,7 @@ def command_serve(opts: argparse.Namespace, agent: Agent, out: Console, err: Con
     try:
         served = app(agent, store, token)
     except ValueError as exc:  # a token that cannot be one
-        err.print(safe_text(f"error: --token: {exc}"), soft_wrap=True)
+        err.print(error_line(f"--token: {exc}"), soft_wrap=True)
         return EXIT_USAGE
     try:
         asyncio.run(_serve(served, store, agent, opts, out, token if made else None))

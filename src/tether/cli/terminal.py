@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-__all__ = ["safe", "safe_text"]
+__all__ = ["ERROR_PREFIX", "error_line", "safe", "safe_text"]
 
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _CONTROLS = (*range(0x20), *range(0x7F, 0xA0))  # C0, DEL and C1
@@ -32,3 +32,14 @@ def safe(text: str) -> str:
 def safe_text(text: str, style: str = "") -> Text:
     """``safe(text)`` as a Rich ``Text``: never read as markup, ``[/]`` included."""
     return Text(safe(text), style=style)
+
+
+ERROR_PREFIX = "tether: error: "
+"""What starts each of tether's own error lines, so none reads as a model's "Error: ..." text."""
+
+
+def error_line(message: str) -> Text:
+    """One of tether's own error lines: ``tether: error: message``, the prefix bold red."""
+    line = Text(ERROR_PREFIX, style="bold red")
+    line.append(safe(message))
+    return line
