@@ -47,6 +47,7 @@ _MAX_ARGS_CHARS = 120
 _MAX_RESULT_CHARS = 100
 _MAX_ERROR_CHARS = 240
 _REDRAW = 0.1  # seconds between redraws of the streaming answer
+_ECHO_ROOM = 2  # columns left free for the terminal's echo of Ctrl-C (``^C``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,13 +144,18 @@ def summary_line(outcome: TurnOutcome) -> str:
 
 
 class _LazyMarkdown:
-    """Parses the Markdown only when drawn, so a long answer is not re-parsed on every token."""
+    """Parses the Markdown only when drawn, so a long answer is not re-parsed on every token.
+
+    It is drawn two columns short of the width: the ``^C`` a terminal echoes on Ctrl-C then fits
+    on the answer's last line, where a full line would wrap it onto the next and the last redraw
+    (which clears from the line it thinks it is on) would show the answer twice."""
 
     def __init__(self, text: str) -> None:
         self.text = text
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        yield Markdown(self.text)
+        room = options.update_width(max(options.max_width - _ECHO_ROOM, 1))
+        yield from console.render(Markdown(self.text), room)
 
 
 class RichRenderer:
