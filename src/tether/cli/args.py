@@ -43,6 +43,7 @@ examples:
   tether run --model openai:gpt-4.1 "What is 17.5% of 2,340? Use the calculate tool."
   tether run weather.prompty --input city=Paris --tools ./tools.py:get_weather
   tether chat --tools ./my_tools.py:search --system "You answer from search results."
+  tether chat --agent ./my_agent.py:agent --approve delete_event
 
 models (--model): local (the default: a small model that runs offline, fetched on first use),
   openai:MODEL, anthropic:MODEL, openai-responses:MODEL, groq:, gemini:, deepseek:, mistral:,
