@@ -36,7 +36,9 @@ def echo(text: str) -> str:
 
 calls = [Call("echo", {"text": f"call {i} " + "x" * 200}) for i in range(30)]
 model = ScriptedTransport([Reply(tool_calls=calls), Reply("the answer")])
-agent = Agent("sys", model, tools=[Tool("echo", echo)], middleware=[Recorder(sys.argv[1])])
+agent = Agent(
+    "sys", model, tools=[Tool("echo", echo, "Echo the text.")], middleware=[Recorder(sys.argv[1])]
+)
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
 with warnings.catch_warnings(record=True) as seen:

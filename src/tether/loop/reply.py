@@ -403,12 +403,11 @@ class ReplyStream:
 
     async def finish(self, end: IterationEnd) -> None:
         """Take the reply's ``IterationEnd``; read on to the stream's end, so wrappers around it
-        (middleware) finish too; then let it go."""
+        (middleware) finish too (the run then lets it go: ``close``)."""
         self.reply.end = end
         try:
             extra = await self.next()
         except StopAsyncIteration:
-            await self.close()
             return
         raise StreamContractError(f"the transport's stream went on after IterationEnd: {extra!r}")
 
