@@ -17,7 +17,7 @@ STOCK = {"apples": 37, "pears": 12, "plums": 0}
 @tool
 def stock(item: str) -> int:
     """How many of an item (apples, pears, plums) the shop has in stock."""
-    return STOCK.get(item.lower().rstrip("s") + "s", 0)
+    return STOCK.get(item.lower().removesuffix("s") + "s", 0)  # "apple" or "apples"
 
 
 async def main() -> None:
