@@ -114,7 +114,7 @@ def tether_loop_agent(n: int) -> Agent:
     return Agent(
         "You are a bench.",
         LoopModel(n),
-        tools=[Tool("step", step, schema=INT_SCHEMA)],
+        tools=[Tool("step", step, "Take one step.", schema=INT_SCHEMA)],
         max_iterations=n + 1,
     )
 
