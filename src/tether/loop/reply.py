@@ -62,6 +62,18 @@ class _Reasoning:
         self.id: str | None = None
         self.provider: str | None = None
 
+    def take(self, event: ReasoningDelta) -> None:
+        """Add one delta: its text, its piece of the signature, and what it says of the block."""
+        if event.delta:
+            self.parts.append(event.delta)
+        if event.signature is not None:
+            self.signature = (self.signature or "") + event.signature
+        self.redacted = self.redacted or event.redacted
+        if event.id is not None:
+            self.id = event.id
+        if event.provider is not None:
+            self.provider = event.provider
+
 
 class StreamedCall:
     """A tool call as it streams: its id, name and the pieces of its arguments so far."""
@@ -124,15 +136,7 @@ class ReplyBuilder:
             r = self.reasoning.get(event.index)
             if r is None:
                 r = self.reasoning[event.index] = _Reasoning()
-            if event.delta:
-                r.parts.append(event.delta)
-            if event.signature is not None:
-                r.signature = (r.signature or "") + event.signature
-            r.redacted = r.redacted or event.redacted
-            if event.id is not None:
-                r.id = event.id
-            if event.provider is not None:
-                r.provider = event.provider
+            r.take(event)
 
     def text(self) -> str:
         """The answer text so far, blocks in index order."""
@@ -156,13 +160,7 @@ class ReplyBuilder:
         for i, r in self.reasoning.items():
             thought = ReasoningBlock("".join(r.parts), r.signature, r.redacted, r.id, r.provider)
             blocks.append((i, thought))
-        calls: list[ToolUseBlock] = []
-        if _ids_to_check(self.calls):
-            _unique_ids(self.calls.values())
-        for i, c in self.calls.items():
-            block = tool_use(c)
-            calls.append(block)
-            blocks.append((i, block))
+        calls = self._call_blocks(blocks)
         if not blocks:
             return None, calls
         if len(blocks) == 1:
@@ -171,6 +169,18 @@ class ReplyBuilder:
         if len(calls) > 1:
             calls = [b for _, b in blocks if type(b) is ToolUseBlock]
         return Message("assistant", tuple([b for _, b in blocks])), calls
+
+    def _call_blocks(self, blocks: list[tuple[int, ContentBlock]]) -> list[ToolUseBlock]:
+        """The reply's calls as blocks in stream order, each also added to ``blocks`` at its
+        index; ids checked first where two may clash or one may be empty."""
+        if _ids_to_check(self.calls):
+            _unique_ids(self.calls.values())
+        calls: list[ToolUseBlock] = []
+        for i, c in self.calls.items():
+            block = tool_use(c)
+            calls.append(block)
+            blocks.append((i, block))
+        return calls
 
 
 def _ids_to_check(calls: dict[int, StreamedCall]) -> bool:
