@@ -6,6 +6,7 @@ stands in for llama.cpp here; tests/cli/test_cli_phases_local.py starts the real
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -38,10 +39,8 @@ def test_a_failed_fetch_still_ends_its_phase(tmp_path: Path) -> None:
         raise OSError("no network")
 
     heard: list[Phase] = []
-    try:
+    with contextlib.suppress(OSError):
         ensure_weights(_model(), cache=tmp_path, quiet=True, download=broken, progress=heard.append)
-    except OSError:
-        pass
     assert [p.done for p in heard] == [False, True, False, True]
     assert heard[-1].name == "fetching_weights"
 
@@ -82,17 +81,27 @@ async def test_the_transport_tells_its_listeners_on_the_loops_thread() -> None:
     assert isinstance(transport, ReportsProgress)
     early: list[tuple[Phase, int]] = []
     late: list[Phase] = []
-    stop = transport.on_phase(lambda p: early.append((p, threading.get_ident())))
+    loading = asyncio.Event()
+
+    def hear(phase: Phase) -> None:
+        early.append((phase, threading.get_ident()))
+        if phase == LOADING_MODEL:
+            loading.set()
+
+    stop = transport.on_phase(hear)
     starting = asyncio.create_task(transport.ready())
-    while not any(p == LOADING_MODEL for p, _ in early):
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(loading.wait(), 10)
     transport.on_phase(late.append)  # joins while the model loads: hears that first
     assert late == [LOADING_MODEL]
     model.release.set()
     await starting
     await asyncio.sleep(0)  # the last report is on its way to the loop
     phases = [p for p, _ in early]
-    assert phases == [CHECKING_WEIGHTS, CHECKING_WEIGHTS.over(), LOADING_MODEL, LOADING_MODEL.over()]
+    checked, loaded = (
+        [CHECKING_WEIGHTS, CHECKING_WEIGHTS.over()],
+        [LOADING_MODEL, LOADING_MODEL.over()],
+    )
+    assert phases == checked + loaded
     assert {thread for _, thread in early} == {threading.get_ident()}
     assert threading.get_ident() not in model.threads  # the model started in a worker thread
     assert late == [LOADING_MODEL, LOADING_MODEL.over()]

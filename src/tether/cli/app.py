@@ -32,6 +32,7 @@ from .loading import load_tool_spec, merge_tools
 from .render import JsonRenderer, Renderer, RichRenderer, TurnOutcome, format_call
 from .terminal import error_line, safe
 from .trace_notice import TraceNotice, show_trace_failures
+from .waiting import showing_waits
 
 __all__ = [
     "Cancelled",
@@ -369,5 +370,6 @@ def command_run(
     opts: argparse.Namespace, agent: Agent, out: Console, err: Console, prompt: str
 ) -> int:
     """``tether run``: one turn; the exit code says how it went."""
-    turn = _run_once(agent, prompt, make_renderer(opts, out))
+    renderer = showing_waits(make_renderer(opts, out), err, agent.transport)
+    turn = _run_once(agent, prompt, renderer)
     return exit_code(opts, err, turn, agent.middleware)

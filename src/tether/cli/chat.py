@@ -37,6 +37,7 @@ from .args import EXIT_OK, CommandError, store_path
 from .render import Renderer, TurnOutcome, format_call, summary_line, tokens_text
 from .terminal import safe_text
 from .trace_notice import show_trace_failures
+from .waiting import showing_waits
 
 __all__ = ["HELP", "ChatSession", "command_chat"]
 
@@ -227,7 +228,8 @@ def command_chat(opts: argparse.Namespace, agent: Agent, out: Console, err: Cons
                 context = runner.run(store.open(opts.session))
             except (OSError, sqlite3.Error) as exc:
                 raise CommandError.about(f"cannot open the session store {path}", exc) from exc
-            session = ChatSession(agent, make_renderer(opts, out), context, decide=ask(info))
+            renderer = showing_waits(make_renderer(opts, out), err, agent.transport)
+            session = ChatSession(agent, renderer, context, decide=ask(info))
             return _chat(opts, session, runner, info, err)
         finally:
             runner.run(store.aclose())
