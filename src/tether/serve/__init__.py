@@ -71,7 +71,7 @@ def app(
     owned = store is None
     if store is None:
         store = _default_store()
-    runs = Runs()
+    runs = Runs(agent.transport)  # its phases (a model starting) stream as steps
     server = Server(agent, store, limits or ServeLimits(), runs)
 
     @contextlib.asynccontextmanager

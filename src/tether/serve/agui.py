@@ -3,9 +3,12 @@ each ``StreamEvent`` into the AG-UI events it stands for, as JSON-ready dicts (c
 
 A reply's text is one text message (START, CONTENT..., END), its reasoning one reasoning message,
 each tool call START, ARGS..., END (END once its arguments are complete), and each tool result a
-TOOL_CALL_RESULT. The run ends with RUN_FINISHED (its outcome says paused or cancelled) or
-RUN_ERROR. What AG-UI has no event for travels as CUSTOM events named ``tether.*``; calls held for
-approval are the ``tether.paused`` event, then the RUN_FINISHED interrupt outcome.
+TOOL_CALL_RESULT. What a model that starts on first use is doing before it answers (the local
+model loading its weights: a transport's ``Phase``) is a STEP_STARTED and a STEP_FINISHED whose
+``stepName`` is the phase in words. The run ends with RUN_FINISHED (its outcome says paused or
+cancelled) or RUN_ERROR, every step finished before it. What AG-UI has no event for travels as
+CUSTOM events named ``tether.*``; calls held for approval are the ``tether.paused`` event, then
+the RUN_FINISHED interrupt outcome.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from ..events import (
 )
 from ..messages import ToolResultBlock
 from ..tools.results import describe_exception
+from ..transports.base import Phase
 from ..types import StopReason, Usage
 
 __all__ = ["PROTOCOL_VERSION", "Event", "RunEvents", "error_text", "interrupt", "usage_of"]
@@ -83,7 +87,16 @@ def error_text(error: BaseException) -> str:
 class RunEvents:
     """Turns one run's tether events into AG-UI events, in order."""
 
-    __slots__ = ("_calls", "_count", "_model", "_reasoning", "_text", "run_id", "thread_id")
+    __slots__ = (
+        "_calls",
+        "_count",
+        "_model",
+        "_reasoning",
+        "_steps",
+        "_text",
+        "run_id",
+        "thread_id",
+    )
 
     def __init__(self, thread_id: str, run_id: str) -> None:
         self.thread_id = thread_id
@@ -93,6 +106,7 @@ class RunEvents:
         self._reasoning: str | None = None  # the open reasoning message's id
         self._calls: set[str] = set()  # calls started whose TOOL_CALL_END is still to come
         self._model: str | None = None
+        self._steps: list[str] = []  # the steps started and not finished, by name
 
     def started(self) -> Event:
         """RUN_STARTED."""
@@ -123,8 +137,25 @@ class RunEvents:
             case ToolResult():
                 return self._result(event)
             case SessionEndEvent():
-                return [*self._close_all(), *self._end(event)]
+                return [*self._close_all(), *self.close_steps(), *self._end(event)]
         return self._custom(event)
+
+    def step(self, phase: Phase) -> list[Event]:
+        """STEP_STARTED for a phase that starts, STEP_FINISHED for one that is over (none for
+        one never started, or already finished)."""
+        name = phase.text
+        if not phase.done:
+            self._steps.append(name)
+            return [{"type": "STEP_STARTED", "stepName": name}]
+        if name not in self._steps:
+            return []
+        self._steps.remove(name)
+        return [{"type": "STEP_FINISHED", "stepName": name}]
+
+    def close_steps(self) -> list[Event]:
+        """STEP_FINISHED for every step still open (the run ends: AG-UI ends no run inside one)."""
+        steps, self._steps = self._steps, []
+        return [{"type": "STEP_FINISHED", "stepName": name} for name in reversed(steps)]
 
     def _next_id(self, kind: str) -> str:
         self._count += 1

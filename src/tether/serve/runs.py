@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..events import StreamEvent
 from ..loop import AgentStream, CancellationToken
+from ..transports.base import CompletionTransport, Phase, ReportsProgress
 from .agui import Event, RunEvents, error_text
 
 __all__ = ["Busy", "LiveRun", "Runs", "encode"]
@@ -72,12 +73,15 @@ StartRun = Callable[[CancellationToken], AgentStream]
 
 
 class Runs:
-    """The server's runs under way, by session id."""
+    """The server's runs under way, by session id. What ``transport`` (the agent's model) says
+    it is doing before it answers, when it says (a ``ReportsProgress``, as the local model is),
+    each run under way streams as AG-UI steps."""
 
-    __slots__ = ("_live",)
+    __slots__ = ("_live", "_progress")
 
-    def __init__(self) -> None:
+    def __init__(self, transport: CompletionTransport | None = None) -> None:
         self._live: dict[str, LiveRun] = {}
+        self._progress = transport if isinstance(transport, ReportsProgress) else None
 
     def get(self, session_id: str) -> LiveRun | None:
         return self._live.get(session_id)
@@ -105,6 +109,7 @@ class Runs:
     async def _drive(self, live: LiveRun, begin: StartRun) -> None:
         events = RunEvents(live.session_id, live.run_id)
         live.publish(encode(events.started()))
+        stop = self._watch(live, events)
         try:
             stream = begin(live.cancel)
             async for event in stream:
@@ -112,12 +117,25 @@ class Runs:
         except Exception as exc:  # a run's own failures end in its SessionEndEvent; not these
             log.exception("run %s of session %s failed", live.run_id, live.session_id)
             failure = {"type": "RUN_ERROR", "message": error_text(exc), "code": type(exc).__name__}
-            live.publish(encode(failure))
+            for event in (*events.close_steps(), failure):
+                live.publish(encode(event))
         finally:
+            stop()
             self.release(live)
             for queue in live.listeners:
                 queue.put_nowait(_END)
             live.listeners.clear()
+
+    def _watch(self, live: LiveRun, events: RunEvents) -> Callable[[], None]:
+        """Publish the model's phases as ``live``'s steps until the call returned is made."""
+        if self._progress is None:
+            return lambda: None
+
+        def step(phase: Phase) -> None:
+            for translated in events.step(phase):
+                live.publish(encode(translated))
+
+        return self._progress.on_phase(step)
 
     @staticmethod
     def _publish(live: LiveRun, events: RunEvents, event: StreamEvent) -> None:
