@@ -11,12 +11,18 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_weights import FakePip, _model
 
-from tether.local import LocalModel
+import parts
+from served import EVENT, ask, client, kinds, run, serving
+from tether import Agent
+from tether.local import LocalModel, LocalModelUnavailable, check_platform
 from tether.local.phases import CHECKING_WEIGHTS, LOADING_MODEL, fetching_weights, reporting
 from tether.local.transport import LocalTransport
 from tether.local.weights import ensure_weights
+from tether.serve import app
+from tether.stores import SQLiteStore
 from tether.testing import Reply, ScriptedTransport
 from tether.transports.base import Phase, PhaseListener, ReportsProgress
 
@@ -129,3 +135,37 @@ async def test_a_failing_listener_does_not_stop_the_model_or_the_others() -> Non
     await asyncio.sleep(0)
     assert len(heard) == 4
     await transport.aclose()
+
+
+@pytest.mark.local_model
+@pytest.mark.timeout(600)
+async def test_the_served_page_hears_the_real_model_start(tmp_path: Path) -> None:
+    """``tether serve`` on a ``LocalTransport`` not yet started: the first run streams its
+    phases as AG-UI steps, each finished before the answer starts."""
+    try:
+        check_platform()
+    except LocalModelUnavailable as exc:
+        parts.absent("the local model", str(exc))
+    transport = LocalTransport(temperature=0, max_tokens=16)
+    agent = Agent("Answer in one word.", transport)
+    try:
+        async with (
+            SQLiteStore(tmp_path / "c.db") as store,
+            serving(app(agent, store)) as base,
+            client(base) as http,
+        ):
+            events = await run(http, ask("What colour is the sky?"))
+    finally:
+        await transport.aclose()
+    for event in events:
+        EVENT.validate_python(event)
+    steps = [(e["type"], e["stepName"]) for e in events if e["type"].startswith("STEP_")]
+    assert steps == [
+        ("STEP_STARTED", "checking the model's weights"),
+        ("STEP_FINISHED", "checking the model's weights"),
+        ("STEP_STARTED", "loading the model"),
+        ("STEP_FINISHED", "loading the model"),
+    ]
+    order = kinds(events)
+    assert order.index("TEXT_MESSAGE_START") > order.index("STEP_FINISHED")
+    assert order[-1] == "RUN_FINISHED", events[-1]
