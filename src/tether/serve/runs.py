@@ -117,8 +117,8 @@ class Runs:
         except Exception as exc:  # a run's own failures end in its SessionEndEvent; not these
             log.exception("run %s of session %s failed", live.run_id, live.session_id)
             failure = {"type": "RUN_ERROR", "message": error_text(exc), "code": type(exc).__name__}
-            for event in (*events.close_steps(), failure):
-                live.publish(encode(event))
+            for ending in (*events.close_steps(), failure):
+                live.publish(encode(ending))
         finally:
             stop()
             self.release(live)
