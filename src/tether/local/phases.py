@@ -65,6 +65,11 @@ class PhaseRelay:
 
         return stop
 
+    @property
+    def listening(self) -> bool:
+        """Whether anyone listens now."""
+        return bool(self._listeners)
+
     def reporter(self) -> PhaseListener:
         """A callable that any thread may call with a phase: the listeners hear of it on the
         running event loop (call this on that loop)."""

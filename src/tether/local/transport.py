@@ -59,7 +59,9 @@ class LocalTransport:
         """Start the model (once) and return the transport pointed at it."""
         async with self._lock:
             if self._inner is None:
-                await self.local.start(progress=self._phases.reporter())
+                # Nobody listening: none, so the weights' own lines and bar show a download.
+                progress = self._phases.reporter() if self._phases.listening else None
+                await self.local.start(progress=progress)
                 make = getattr(self.local, f"{self.wire}_transport")
                 self._inner = make(**self._options)
             return self._inner

