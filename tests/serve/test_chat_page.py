@@ -132,11 +132,12 @@ async def test_a_denied_call_shows_in_red_and_stop_cancels(tmp_path: Path, brows
         assert await page.locator("#log > *").count() == 0
         await send(page, "hello")
         await playwright.expect(page.locator("#sessions li")).to_have_count(2)
-        listed = page.locator("#sessions li", has_text=first.removeprefix("#s="))
+        listed = page.locator(f"#sessions li[data-session='{first.removeprefix('#s=')}']")
         await listed.click()
         await page.locator(".msg.assistant", has_text="Fine, I will not.").wait_for()
         await playwright.expect(listed).to_have_class("current")
         await listed.locator("button.delete").click()
+        await page.click("dialog#confirm button.ok")  # deleting asks first
         await playwright.expect(page.locator("#sessions li")).to_have_count(1)
         assert await page.locator("#log > *").count() == 0
         assert problems == []

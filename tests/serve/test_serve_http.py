@@ -13,7 +13,9 @@ import pytest
 
 from served import ask, client, decide, events_of, kinds, run, serving
 from tether import Agent, tool
+from tether.messages import Message
 from tether.serve import ServeLimits, app
+from tether.serve.routes import TITLES_PER_LIST
 from tether.stores import SQLiteStore
 from tether.testing import Call, Hold, Reply, ScriptedTransport
 from tether.types import Usage
@@ -302,3 +304,50 @@ async def test_a_shutdown_stops_runs_and_keeps_their_history_valid(store: SQLite
     history = await (await store.open(thread)).get_history()
     assert [m.role for m in history][:3] == ["user", "assistant", "user"]
     assert model.call_count == 2
+
+
+class CountingStore(SQLiteStore):
+    """A SQLite store that counts the whole-history reads made of it."""
+
+    reads = 0
+
+    async def history_of(self, session: str) -> list[Message]:
+        self.reads += 1
+        return await super().history_of(session)
+
+
+async def test_sessions_are_listed_with_a_title_and_dates(tmp_path: Path) -> None:
+    """Each session's title is its first user message on one line, cut to 60 characters; a
+    session's history is read for it once, at most ``TITLES_PER_LIST`` per listing."""
+    async with CountingStore(tmp_path / "c.db") as counted:
+        for n in range(TITLES_PER_LIST + 10):
+            context = await counted.open(f"s{n:03}")
+            await context.append(Message("user", f"  question\n number {n}  " + "x" * 80 * (n % 2)))
+            await context.append(Message("assistant", "an answer"))
+        await counted.open("empty")  # an empty one has no title
+        await (await counted.open("no-user")).append(Message("assistant", "hello"))
+        model = ScriptedTransport([], then=Reply("ok"))
+        async with serving(app(Agent("s", model), counted)) as base, client(base) as http:
+            listed = (await http.get("/api/sessions")).json()
+            assert counted.reads == TITLES_PER_LIST  # the newest ones, not every history
+            assert all(set(s) >= {"id", "title", "created", "updated", "messages"} for s in listed)
+            newest = [s["id"] for s in listed[:TITLES_PER_LIST]]
+            titled = [s["id"] for s in listed if s["title"] is not None]
+            assert titled == [i for i in newest if i not in ("empty", "no-user")]
+
+            listed = (await http.get("/api/sessions")).json()
+            titles = {s["id"]: s["title"] for s in listed}
+            assert counted.reads == len(listed)  # the rest now, each history once in all
+            assert titles["s000"] == "question number 0"
+            assert titles["s001"] == ("question number 1 " + "x" * 80)[:60] + "…"
+            assert titles["empty"] is None and titles["no-user"] is None
+            assert all(s["updated"] >= s["created"] > 0 for s in listed)
+
+            (await http.get("/api/sessions")).json()
+            assert counted.reads == len(listed)  # none read again: nothing was added to them
+
+            events = await run(http, ask("a new one about Lisbon"))
+            fresh, before = events[0]["threadId"], counted.reads
+            listed = (await http.get("/api/sessions")).json()
+            assert listed[0]["id"] == fresh and listed[0]["title"] == "a new one about Lisbon"
+            assert counted.reads == before + 1  # the new one's, and no other

@@ -12,7 +12,9 @@ from ..context import kept_of, summary_of
 from ..loop import without_record
 from ..messages import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
 
-__all__ = ["agui_messages"]
+__all__ = ["TITLE_CHARS", "agui_messages", "title_of"]
+
+TITLE_CHARS = 60  # a session's title: its first user message, cut to this many characters
 
 
 def agui_messages(history: Sequence[Message], first: int = 0) -> list[dict[str, Any]]:
@@ -27,6 +29,19 @@ def agui_messages(history: Sequence[Message], first: int = 0) -> list[dict[str, 
         if message is not None:
             shown.extend(_converted(at, message))
     return shown
+
+
+def title_of(history: Sequence[Message]) -> str | None:
+    """A session's title: its first user message's text on one line, cut to ``TITLE_CHARS``
+    (an ellipsis marks the cut); None while it has no user message with text."""
+    for stored in history:
+        message = None if kept_of(stored) is not None else without_record(stored)
+        if message is None or message.role != "user":
+            continue
+        text = " ".join(_text(message).split())
+        if text:
+            return text if len(text) <= TITLE_CHARS else text[:TITLE_CHARS].rstrip() + "…"
+    return None
 
 
 def _converted(at: int, message: Message) -> list[dict[str, Any]]:

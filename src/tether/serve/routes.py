@@ -7,6 +7,9 @@ calls waiting for approval (``interruptId`` a call's id; ``status: "resolved"`` 
 {"approved": true}`` runs it, anything else denies it). ``GET /api/sessions`` lists sessions,
 ``GET /api/sessions/{id}`` reads one (AG-UI messages and the calls waiting), ``DELETE`` removes
 it, ``POST /api/sessions/{id}/cancel`` stops its run.
+
+A session is listed with a title, its first user message: read once per session and kept (a
+store lists sessions without their messages), at most ``TITLES_PER_LIST`` histories a listing.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -23,14 +26,16 @@ from ..agent import Agent
 from ..context import ContextStore, new_session_id
 from ..loop import AgentStream, CancellationToken, pending
 from ..messages import Message
-from ..stores.base import SessionStore, check_session_id
+from ..stores.base import SessionInfo, SessionStore, check_session_id
 from ..tools.selector import read_tools
-from .history import agui_messages
+from .history import agui_messages, title_of
 from .page import page_response
 from .runs import Busy, LiveRun, Runs, stream_of
 from .wire import Refused, RunAsked, ServeLimits, json_body, run_input
 
-__all__ = ["Server"]
+__all__ = ["TITLES_PER_LIST", "Server"]
+
+TITLES_PER_LIST = 50  # histories one listing reads for titles not known yet (newest first)
 
 _SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
 
@@ -43,6 +48,9 @@ class Server:
     store: SessionStore
     limits: ServeLimits
     runs: Runs
+    titles: dict[str, tuple[int, str | None]] = field(default_factory=dict)
+    """Each session's title, and its message count when it was read (untitled ones are read
+    again once they have more messages)."""
 
     async def page(self, request: Request) -> Response:
         return page_response()
@@ -53,10 +61,12 @@ class Server:
 
     async def sessions(self, request: Request) -> Response:
         found = sorted(await self.store.sessions(), key=lambda s: s.updated, reverse=True)
+        await self._read_titles(found)
         return JSONResponse(
             [
                 {
                     "id": info.session_id,
+                    "title": self.titles.get(info.session_id, (0, None))[1],
                     "messages": info.messages,
                     "created": info.created,
                     "updated": info.updated,
@@ -65,6 +75,21 @@ class Server:
                 for info in found
             ]
         )
+
+    async def _read_titles(self, found: list[SessionInfo]) -> None:
+        """Read the titles ``found`` sessions lack (the newest ``TITLES_PER_LIST`` of them), and
+        forget those of sessions no longer stored."""
+        listed = {info.session_id for info in found}
+        for gone in self.titles.keys() - listed:
+            del self.titles[gone]
+        unread = [info for info in found if self._untitled(info)][:TITLES_PER_LIST]
+        for info in unread:
+            title = title_of(await self.store.history_of(info.session_id))
+            self.titles[info.session_id] = (info.messages, title)
+
+    def _untitled(self, info: SessionInfo) -> bool:
+        count, title = self.titles.get(info.session_id, (-1, None))
+        return title is None and count != info.messages
 
     async def session(self, request: Request) -> Response:
         session_id = _checked(request.path_params["session"])
@@ -86,6 +111,7 @@ class Server:
         session_id = _checked(request.path_params["session"])
         if self.runs.get(session_id) is not None:
             raise Refused(409, "the session has a run under way: stop it first")
+        self.titles.pop(session_id, None)
         if not await self.store.delete(session_id):
             raise Refused(404, f"no session {session_id!r}")
         return Response(status_code=204)
