@@ -30,7 +30,7 @@ AGENT_SOURCE = textwrap.dedent(
 
     from tether import Agent, Usage
     from tether.testing import Reply, ScriptedTransport
-    from tether.transports.base import Phase
+    from tether.transports import Phase
 
     LOADING = Phase("loading_model", "loading the model")
     LOAD = float(os.environ.get("TEST_LOAD_SECONDS", "0.5"))

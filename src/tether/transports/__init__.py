@@ -26,6 +26,8 @@ _HOMES = {
     "OpenAIImagesClient": "openai_images",
     "OpenAIMediaClient": "openai_media",
     "OpenAIResponsesTransport": "openai_responses",
+    "Phase": "base",
+    "ReportsProgress": "base",
     "RetryPolicy": "retry",
 }
 
@@ -34,6 +36,8 @@ __all__ = list(_HOMES)
 if TYPE_CHECKING:
     from .anthropic import AnthropicTransport as AnthropicTransport
     from .base import CompletionTransport as CompletionTransport
+    from .base import Phase as Phase
+    from .base import ReportsProgress as ReportsProgress
     from .fallback import CircuitBreaker as CircuitBreaker
     from .fallback import FallbackTransport as FallbackTransport
     from .http import HttpTransport as HttpTransport
