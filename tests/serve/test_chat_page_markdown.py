@@ -25,6 +25,7 @@ ANSWER = f"""# Plan
 Some **bold**, some *leaning* text, `inline <code>` and a [safe link](https://example.org/a_b).
 A [bad link](javascript:window.pwned=3) and [another](data:text/html,hi) stay text.
 <img src=x onerror="window.pwned = 1"> and <script>window.pwned = 2</script> are text too.
+A bare address, https://example.com/x_y?q=1. ends a sentence; javascript:alert(1) is text.
 
 - first item
 - second with **strong**
@@ -64,9 +65,10 @@ async def test_markdown_is_rendered_as_nodes_and_raw_html_is_text(
             assert await answer.locator("em").first.inner_text() == "leaning"
             assert await answer.locator("p code").first.inner_text() == "inline <code>"
             links = answer.locator("a")
-            assert await links.count() == 1  # javascript: and data: are not links
-            assert await links.get_attribute("href") == "https://example.org/a_b"
-            assert "noopener" in (await links.get_attribute("rel") or "")
+            hrefs = [await a.get_attribute("href") for a in await links.all()]
+            assert hrefs == ["https://example.org/a_b", "https://example.com/x_y?q=1"]
+            assert await links.all_inner_texts() == ["safe link", "https://example.com/x_y?q=1"]
+            assert "noopener" in (await links.first.get_attribute("rel") or "")
             text = await answer.inner_text()
             assert "[bad link](javascript:window.pwned=3)" in text
             assert "[another](data:text/html,hi)" in text
