@@ -98,6 +98,10 @@ async def test_phone_width_folds_the_sessions(tmp_path: Path, browser: Any) -> N
         await expect(sessions).to_be_visible()
         assert await page.get_attribute("#menu", "aria-expanded") == "true"
         assert await fits(page)
+        await page.mouse.click(360, 400)  # a tap beside the list folds it
+        await expect(sessions).to_be_hidden()
+        await page.click("#menu")
+        await expect(sessions).to_be_visible()
         await page.locator("#sessions li").first.click()  # opening one folds the list again
         await expect(sessions).to_be_hidden()
         await page.click("#events")
