@@ -333,7 +333,11 @@ def test_tool_round_trip_items_in_order() -> None:
             "summary": [{"type": "summary_text", "text": "Need both."}],
             "encrypted_content": "ENC==",
         },
-        {"role": "assistant", "content": "Let me look."},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Let me look."}],
+        },
         {
             "type": "function_call",
             "call_id": "call_1",
@@ -372,7 +376,11 @@ def test_foreign_or_unidentified_reasoning_is_left_out() -> None:
     )
     assert encode([assistant])["input"] == [
         {"type": "reasoning", "id": "rs_empty", "summary": []},
-        {"role": "assistant", "content": "Hi."},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Hi."}],
+        },
     ]
 
 

@@ -102,10 +102,11 @@ def _encode_message(message: Message, items: list[dict[str, Any]]) -> None:
 def _flush(
     role: str, parts: list[TextBlock | ImageBlock | AudioBlock], items: list[dict[str, Any]]
 ) -> None:
-    if role == "assistant":  # the model's own words go back as one plain string
+    if role == "assistant":  # the model's own words go back as one typed output message
         text = "".join(p.text for p in parts if type(p) is TextBlock)
-        if text:
-            items.append({"role": "assistant", "content": text})
+        if text:  # typed: servers other than OpenAI's (llama.cpp) refuse an untyped one
+            content = [{"type": "output_text", "text": text}]
+            items.append({"type": "message", "role": "assistant", "content": content})
     elif len(parts) == 1 and type(parts[0]) is TextBlock:
         items.append({"role": role, "content": parts[0].text})
     else:
