@@ -140,3 +140,94 @@ async def test_a_transport_with_a_response_format_is_asked_there() -> None:
     assert request["messages"][0]["content"] == "You know cities."  # not asked in words too
     assert "response_format" not in transport.build_request([], [], "")  # the agent's is as it was
     await client.aclose()
+
+
+def _recording_chat(replies: list[dict[str, Any]], sent: list[dict[str, Any]]) -> Any:
+    """An OpenAI chat transport on a mock HTTP server answering ``replies`` (messages) in turn."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(json.loads(request.content))
+        message = replies[len(sent) - 1]
+        reason = "tool_calls" if message.get("tool_calls") else "stop"
+        choice = {"index": 0, "finish_reason": reason, "message": message}
+        usage = {"prompt_tokens": 1, "completion_tokens": 1}
+        return httpx.Response(
+            200, json={"id": "x", "model": "m", "choices": [choice], "usage": usage}
+        )
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
+    return OpenAIChatTransport(
+        "m", base_url="http://127.0.0.1:9/v1", api_key="k", stream=False, client=client
+    )
+
+
+def _call(name: str, arguments: str) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": name, "arguments": arguments}}
+        ],
+    }
+
+
+async def test_with_tools_on_offer_the_schema_is_asked_in_words_until_a_repair() -> None:
+    """A response format enforced as a grammar (llama.cpp) rules tool calls out: while tools are
+    on offer the schema is in the instructions; a repair asks with the response format and no
+    tool calls (the model is then to answer)."""
+
+    @tool
+    def population(city: str) -> str:
+        """The population of a city."""
+        return "717710"
+
+    sent: list[dict[str, Any]] = []
+    replies = [
+        _call("population", '{"city": "Oslo"}'),
+        {"role": "assistant", "content": "Oslo has 717710 people."},
+        {"role": "assistant", "content": '{"name": "Oslo", "population": 717710}'},
+    ]
+    transport = _recording_chat(replies, sent)
+    bot = Agent(system="You know cities.", transport=transport, tools=[population])
+    assert await bot.run("Oslo?", output=City) == City(name="Oslo", population=717710)
+    asking, answered, repair = sent
+    for request in (asking, answered):
+        assert "response_format" not in request and "tool_choice" not in request
+        assert request["tools"][0]["function"]["name"] == "population"
+    system = asking["messages"][0]["content"]
+    assert system.startswith("You know cities.") and '"population"' in system
+    assert "tools" in system and "JSON" in system
+    assert repair["response_format"]["json_schema"]["schema"]["required"] == ["name", "population"]
+    assert repair["tool_choice"] == "none" and repair["tools"]  # offered, not callable
+    assert repair["messages"][0]["content"] == system  # one system prompt: the cache holds
+    await transport.aclose()
+
+
+async def test_without_tools_the_answer_is_asked_with_the_format_from_the_start() -> None:
+    sent: list[dict[str, Any]] = []
+    replies = [{"role": "assistant", "content": '{"name": "Oslo", "population": 1}'}]
+    transport = _recording_chat(replies, sent)
+    bot = Agent(system="You know cities.", transport=transport, output_type=City)
+    assert await bot.run("Oslo?") == City(name="Oslo", population=1)
+    assert sent[0]["response_format"]["type"] == "json_schema"
+    assert "tool_choice" not in sent[0] and "tools" not in sent[0]
+    await transport.aclose()
+
+
+async def test_a_transport_without_options_is_still_told_in_words_while_repairing() -> None:
+    @tool
+    def population(city: str) -> str:
+        """The population of a city."""
+        return "717710"
+
+    bot, model = agent(
+        Reply(tool_calls=[Call("population", {"city": "Oslo"})]),
+        Reply("Oslo has 717710 people."),
+        Reply('{"name": "Oslo", "population": 717710}'),
+        tools=[population],
+        output_type=City,
+    )
+    assert await bot.run("Oslo?") == City(name="Oslo", population=717710)
+    systems = {request.system for request in model.requests}
+    assert len(systems) == 1 and '"population"' in systems.pop()
+    assert all(request.tools for request in model.requests)

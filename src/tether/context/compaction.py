@@ -123,4 +123,3 @@ class Compactor:
     def failed(self, tokens: int) -> None:
         """Compacting at ``tokens`` failed: wait for more before trying again."""
         self.floor = tokens
-

@@ -116,8 +116,7 @@ class CharBudget:
         # user digest comes first.
         user_first = not self.summarize or self.summary_role != "user"
         while start < n - 1 and (
-            is_tool_results(messages[start])
-            or (user_first and messages[start].role == "assistant")
+            is_tool_results(messages[start]) or (user_first and messages[start].role == "assistant")
         ):
             start += 1
         if start == n_sys:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..events import StreamEvent
 from ..messages import Message
@@ -13,7 +13,10 @@ from ..types import ToolSpec
 from .model import LocalModel
 from .phases import PhaseRelay
 
-__all__ = ["LocalTransport", "local_transport"]
+if TYPE_CHECKING:
+    from ..transports.base import TakesOptions
+
+__all__ = ["LocalOptions", "LocalTransport", "local_transport"]
 
 Wire = Literal["chat", "responses", "anthropic"]
 _WIRES = ("chat", "responses", "anthropic")
@@ -66,18 +69,19 @@ class LocalTransport:
                 self._inner = make(**self._options)
             return self._inner
 
-    async def stream(
+    def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
     ) -> AsyncIterator[StreamEvent]:
-        inner = await self.ready()
-        events = inner.stream(messages, tools, system)
-        try:
-            async for event in events:
-                yield event
-        finally:
-            aclose = getattr(events, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        return _relay(self.ready, messages, tools, system)
+
+    def with_options(self, **changes: Any) -> LocalOptions:
+        """This transport with ``changes`` to its options (a typed run's response format, say),
+        sharing its model and HTTP client."""
+        return LocalOptions(self, changes)
+
+    def with_response_format(self, response_format: Mapping[str, Any]) -> LocalOptions:
+        """This transport asking for ``response_format`` (typed output)."""
+        return LocalOptions(self, {"response_format": response_format})
 
     async def aclose(self) -> None:
         """Close the HTTP client and stop the model."""
@@ -92,6 +96,73 @@ class LocalTransport:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
+
+
+class LocalOptions:
+    """A ``LocalTransport`` with some options changed: it starts its base's model when first
+    used and shares the base's HTTP client; closing it leaves both to the base.
+
+    llama.cpp's Anthropic endpoint drops ``tool_choice``, so on that wire ``"none"`` is sent as
+    no tools on offer (its conversion needs no definitions for the calls in the history)."""
+
+    provider = "local"
+
+    def __init__(self, base: LocalTransport, changes: Mapping[str, Any]) -> None:
+        self.base = base
+        self.changes = dict(changes)
+        self._inner: CompletionTransport | None = None
+
+    @property
+    def model(self) -> str:
+        """The local model's name."""
+        return self.base.model
+
+    def __repr__(self) -> str:
+        return f"{self.base!r}.with_options({', '.join(sorted(self.changes))})"
+
+    def on_phase(self, listener: PhaseListener) -> Callable[[], None]:
+        """Hear the base's start (see ``LocalTransport.on_phase``)."""
+        return self.base.on_phase(listener)
+
+    def with_options(self, **changes: Any) -> LocalOptions:
+        """The base with these changes and ``changes`` on top."""
+        return LocalOptions(self.base, {**self.changes, **changes})
+
+    def with_response_format(self, response_format: Mapping[str, Any]) -> LocalOptions:
+        """The same, asking for ``response_format`` too."""
+        return self.with_options(response_format=response_format)
+
+    async def ready(self) -> CompletionTransport:
+        """Start the base's model (once) and return its transport with the changes."""
+        if self._inner is None:
+            inner = await self.base.ready()
+            self._inner = cast("TakesOptions", inner).with_options(**self.changes)
+        return self._inner
+
+    def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSpec], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        if self.base.wire == "anthropic" and self.changes.get("tool_choice") == "none":
+            tools = ()
+        return _relay(self.ready, messages, tools, system)
+
+
+async def _relay(
+    ready: Callable[[], Awaitable[CompletionTransport]],
+    messages: Sequence[Message],
+    tools: Sequence[ToolSpec],
+    system: str,
+) -> AsyncIterator[StreamEvent]:
+    """The events of the transport ``ready`` gives, closing its stream whatever happens."""
+    inner = await ready()
+    events = inner.stream(messages, tools, system)
+    try:
+        async for event in events:
+            yield event
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def local_transport(wire: str = "chat", **options: Any) -> LocalTransport:

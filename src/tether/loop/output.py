@@ -1,15 +1,19 @@
-"""Typed final answers: the schema asked for (the provider's JSON-schema response format where the
-transport has one, else in the instructions), the answer read and validated, and the text that
-sends an invalid answer back to the model for repair."""
+"""Typed final answers: the schema asked for, the answer read and validated, and the text that
+sends an invalid answer back to the model for repair.
+
+The schema goes where the model can use it on each turn (``TypedModels``): in the instructions
+while tools are on offer (a response format would rule tool calls out on servers that enforce
+it as a grammar, llama.cpp's among them), in the provider's JSON-schema response format when
+the model is to answer (no tools on offer, or repairing an answer, tool calls then turned off)."""
 
 from __future__ import annotations
 
 import functools
 import json
 import re
-from collections.abc import Generator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from ..errors import OutputValidationError
 from ..messages import Message
@@ -19,17 +23,19 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
     from ..base.clock import Clock
-    from ..transports.base import CompletionTransport
+    from ..messages import ToolUseBlock
+    from ..transports.base import CompletionTransport, TakesOptions
     from ..transports.retry import RetryPolicy
     from .config import AgentConfig
     from .state import RunState
 
-__all__ = ["DONE", "OutputCheck", "OutputSpec", "TypedModel", "spec_for", "typed_model"]
+__all__ = ["DONE", "OutputCheck", "OutputSpec", "TypedModel", "TypedModels", "spec_for"]
 
 T = TypeVar("T")
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(.*)\n```[ \t]*$", re.DOTALL)
 _MAX_ERRORS = 10  # validation errors quoted back to the model
+_TOOLS_FIRST = "Call the tools you need first. Then, for your final answer: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +57,8 @@ class OutputSpec(Generic[T]):
         schema = adapter.json_schema()
         shape = json.dumps(schema, separators=(",", ":"))
         instruction = (
-            "Answer with only a JSON value (no prose, no code fence) that matches this JSON "
-            f"Schema: {shape}"
+            "Answer with only a JSON value (no prose, no code fence) that is an instance of "
+            f"this JSON Schema: {shape}\n{_instance(schema)}"
         )
         return cls(output, adapter, schema, instruction, ValidationError)
 
@@ -89,6 +95,15 @@ class OutputSpec(Generic[T]):
         )
 
 
+def _instance(schema: dict[str, Any]) -> str:
+    """What an instance is, in words: small models otherwise often answer with the schema."""
+    keys = schema.get("properties") if schema.get("type") == "object" else None
+    if isinstance(keys, dict) and keys:
+        named = ", ".join(json.dumps(k) for k in keys)
+        return f"That is, an object with the keys {named} holding your answer, not the schema."
+    return "That is, your answer's value itself, not the schema."
+
+
 @dataclass(slots=True)  # not frozen: made once per run, and a frozen init costs twice as much
 class TypedModel:
     """An agent's model settings for a typed run (what a reply reads: a ``ModelSettings``),
@@ -100,16 +115,62 @@ class TypedModel:
     clock: Clock
 
 
-def typed_model(agent: AgentConfig, spec: OutputSpec[Any]) -> TypedModel:
-    """``agent``'s model settings asking for ``spec``: its transport with the response format
-    set where it takes one, else its system prompt with the instruction added."""
-    transport, system = agent.transport, agent.system
-    if _takes_format(type(transport)):
-        assert isinstance(transport, TakesResponseFormat)
-        transport = transport.with_response_format(spec.response_format())
-    else:
-        system = f"{system}\n\n{spec.instruction}" if system else spec.instruction
-    return TypedModel(transport, system, agent.retry, agent.clock)
+class TypedModels:
+    """A typed run's model settings by turn, each made when first needed: ``asking`` (tools on
+    offer: the schema in the instructions, no response format), ``answering`` (no tools: the
+    response format where the transport takes one, else the instructions) and ``repairing``
+    (tools on offer after an invalid answer: the instructions, the response format and no tool
+    calls, where the transport takes them)."""
+
+    __slots__ = ("_answering", "_asking", "_repairing", "agent", "spec")
+
+    def __init__(self, agent: AgentConfig, spec: OutputSpec[Any]) -> None:
+        self.agent, self.spec = agent, spec
+        self._asking: TypedModel | None = None
+        self._answering: TypedModel | None = None
+        self._repairing: TypedModel | None = None
+
+    def pick(self, tools: bool, repairing: bool) -> TypedModel:
+        """The settings of a turn with ``tools`` on offer (or none), ``repairing`` an answer."""
+        if not tools:
+            if self._answering is None:
+                self._answering = self._answer()
+            return self._answering
+        if repairing:
+            if self._repairing is None:
+                self._repairing = self._repair()
+            return self._repairing
+        if self._asking is None:
+            self._asking = self._made(self.agent.transport, self._told())
+        return self._asking
+
+    def _told(self) -> str:
+        """The agent's system prompt with the schema in words, tools first."""
+        system, told = self.agent.system, _TOOLS_FIRST + self.spec.instruction
+        return f"{system}\n\n{told}" if system else told
+
+    def _answer(self) -> TypedModel:
+        transport, system = self.agent.transport, self.agent.system
+        if _takes_format(type(transport)):
+            assert isinstance(transport, TakesResponseFormat)
+            return self._made(transport.with_response_format(self.spec.response_format()), system)
+        told = self.spec.instruction
+        return self._made(transport, f"{system}\n\n{told}" if system else told)
+
+    def _repair(self) -> TypedModel:
+        transport = self.agent.transport
+        if _takes_options(type(transport)):
+            fmt = self.spec.response_format()
+            options = cast("TakesOptions", transport)
+            transport = options.with_options(response_format=fmt, tool_choice="none")
+        elif _takes_format(type(transport)):
+            assert isinstance(transport, TakesResponseFormat)
+            transport = transport.with_response_format(self.spec.response_format())
+        return self._made(transport, self._told())
+
+    def _made(self, transport: CompletionTransport, system: str) -> TypedModel:
+        agent = self.agent
+        return TypedModel(transport, system, agent.retry, agent.clock)
 
 
 @functools.cache
@@ -117,6 +178,12 @@ def _takes_format(kind: type) -> bool:
     """Whether transports of ``kind`` take a response format (a protocol check is slow: once
     per class)."""
     return callable(getattr(kind, "with_response_format", None))
+
+
+@functools.cache
+def _takes_options(kind: type) -> bool:
+    """Whether transports of ``kind`` take model options (a tool choice with the format)."""
+    return _takes_format(kind) and callable(getattr(kind, "with_options", None))
 
 
 def spec_for(output: Any) -> OutputSpec[Any]:
@@ -134,10 +201,28 @@ def _cached_spec(output: Any) -> OutputSpec[Any]:
 
 @dataclass(slots=True)
 class OutputCheck:
-    """One typed run's spec and how many repairs it has asked for."""
+    """One typed run's spec, its model settings by turn, how many repairs it has asked for,
+    the calls made so far and whether the model is taken to be ready to answer."""
 
     spec: OutputSpec[Any]
+    models: TypedModels
     repairs: int = 0
+    made: set[tuple[str, str]] = field(default_factory=set)
+    ready: bool = False
+
+    def model(self, tools: bool) -> TypedModel:
+        """The settings of a turn with ``tools`` on offer (or none): see ``TypedModels``."""
+        return self.models.pick(tools, self.ready or self.repairs > 0)
+
+    def ran(self, calls: Sequence[ToolUseBlock]) -> None:
+        """Note a reply's calls. A reply whose calls all repeat earlier ones (name and
+        arguments) is taken as the model ready to answer: a small model writes its JSON answer
+        in a call's form, which a tool-call grammar turns into the call it made last. Its next
+        turn asks for the answer, tool calls off."""
+        keys = {(c.name, json.dumps(c.input, sort_keys=True, default=str)) for c in calls}
+        if keys and keys <= self.made:
+            self.ready = True
+        self.made |= keys
 
     def read(self, state: RunState, retries: int) -> Message | None:
         """Read the run's answer into ``state.output``; an invalid one gives the message that

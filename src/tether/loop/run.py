@@ -38,7 +38,7 @@ from .middleware import Middleware, RunRequest, call_transport, model_chain
 from .notices import pending_notice, tell
 from .offer import Offer
 from .outcome import Outcome
-from .output import DONE, OutputCheck, OutputSpec, typed_model
+from .output import DONE, OutputCheck, OutputSpec, TypedModels
 from .reply import ModelSettings, ReplyBuilder, ReplyStream
 from .resume import Resume, reopen
 from .state import RunState, UserInput
@@ -95,8 +95,9 @@ class Run:
     ) -> None:
         self.agent = agent
         self.state = state
-        self.outcome = Outcome(None if output is None else OutputCheck(output))
-        self.model: ModelSettings = agent if output is None else typed_model(agent, output)
+        check = None if output is None else OutputCheck(output, TypedModels(agent, output))
+        self.outcome = Outcome(check)
+        self.model: ModelSettings = agent  # a typed run's is picked each turn (``_prepare``)
         self.transcript = Transcript(state.context, agent.max_tool_result_chars)
         self.offer = Offer()
         self.start = call_start(agent)
@@ -126,7 +127,7 @@ class Run:
         dispatcher = self._dispatcher(offer(await read_tools(self.agent.tools))[0], 0)
         parallel = self.agent.execution == "parallel"
         results = await self.transcript.run(dispatcher, calls, parallel)
-        await self._store_dispatched(dispatcher, results)
+        await self._store_dispatched(dispatcher, results, calls)
         assert self.resume is not None
         self.resume.ran(calls, results)
 
@@ -223,7 +224,7 @@ class Run:
                 except BaseException:  # whatever happens, every stored call gets a result
                     await self.transcript.interrupted(calls, results)
                     raise
-                await self._store_dispatched(dispatcher, results)
+                await self._store_dispatched(dispatcher, results, calls)
             closing = self.close(None)
         except BaseException as exc:
             closing = await self._failed(exc, reply)
@@ -246,7 +247,10 @@ class Run:
             await check_guardrail(guardrail, sent, "input")
         if trim is not None:
             told = ContextTrimmed(trim.removed, len(sent))
-        return *self.offer.built(tools), sent, told
+        table, specs = self.offer.built(tools)
+        if self.outcome.output is not None:
+            self.model = self.outcome.output.model(bool(specs))
+        return table, specs, sent, told
 
     def _dispatcher(self, table: dict[str, Tool], iteration: int) -> ToolDispatcher:
         """The dispatcher of an iteration's calls: made once for the tools on offer."""
@@ -305,11 +309,16 @@ class Run:
         return numbered, calls
 
     async def _store_dispatched(
-        self, dispatcher: ToolDispatcher, results: list[ToolResultBlock | None]
+        self,
+        dispatcher: ToolDispatcher,
+        results: list[ToolResultBlock | None],
+        calls: Sequence[ToolUseBlock],
     ) -> None:
-        """Store the finished calls' results; a transfer goes on as its agent; a limit passed or
-        an unknown tool (per the agent) ends the run."""
+        """Store the finished calls' results (a typed run notes the calls); a transfer goes on as
+        its agent; a limit passed or an unknown tool (per the agent) ends the run."""
         await self.transcript.append_results([r for r in results if r is not None])
+        if self.outcome.output is not None:
+            self.outcome.output.ran(calls)
         if self.handoffs is not None:
             target = self.handoffs.taken(self.agent)
             if target is not None:
@@ -326,8 +335,10 @@ class Run:
         wrap the whole run) stay the run's."""
         assert self.handoffs is not None
         self.agent, self.offer, self.start = agent, Offer(), call_start(agent)
+        self.model = agent
         output = self.outcome.output
-        self.model = agent if output is None else typed_model(agent, output.spec)
+        if output is not None:
+            output.models = TypedModels(agent, output.spec)
         self.transcript.limit = agent.max_tool_result_chars
         self.handoffs.offer(agent)
 
