@@ -231,3 +231,28 @@ async def test_a_transport_without_options_is_still_told_in_words_while_repairin
     systems = {request.system for request in model.requests}
     assert len(systems) == 1 and '"population"' in systems.pop()
     assert all(request.tools for request in model.requests)
+
+
+async def test_a_reply_that_only_repeats_calls_makes_the_next_turn_the_answer() -> None:
+    """A small model writes its JSON answer as a call when a tool-call grammar is on: a reply
+    whose calls all repeat earlier ones (same tool, same arguments) makes the next turn ask for
+    the answer, tool calls off; a new call does not."""
+
+    @tool
+    def population(city: str) -> str:
+        """The population of a city."""
+        return "717710"
+
+    sent: list[dict[str, Any]] = []
+    replies = [
+        _call("population", '{"city": "Oslo"}'),
+        _call("population", '{"city": "Bergen"}'),
+        _call("population", '{"city": "Oslo"}'),
+        {"role": "assistant", "content": '{"name": "Oslo", "population": 717710}'},
+    ]
+    transport = _recording_chat(replies, sent)
+    bot = Agent(system="You know cities.", transport=transport, tools=[population])
+    assert await bot.run("Oslo?", output=City) == City(name="Oslo", population=717710)
+    assert ["tool_choice" in request for request in sent] == [False, False, False, True]
+    assert sent[3]["response_format"]["type"] == "json_schema"
+    await transport.aclose()
