@@ -1,9 +1,11 @@
 """An MCP server's tools: the agent is offered the tools of a real server, started as a child.
 
-``McpStdio(command, args)`` runs the server (here ``mcp-server-time``, from PyPI, in the ``dev``
-extra) and is a tool source: its tools are listed again before every model call. The model is
-scripted; the server and its answers are real. From the repository root:
+``McpStdio(command, args)`` runs the server (here ``mcp-server-time``, from PyPI) and is a tool
+source: its tools are listed again before every model call. The model is
+scripted; the server and its answers are real. Needs the ``mcp`` extra and the server (the
+``dev`` extra has both). From the repository root:
 
+    .venv/bin/pip install -e '.[mcp]' mcp-server-time
     .venv/bin/python examples/06_mcp_server.py
 """
 

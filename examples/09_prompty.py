@@ -3,8 +3,9 @@
 ``prompty.turn`` renders the file with the inputs, offers its tools with the handlers you pass,
 and runs the loop to an answer. The file names an OpenAI model; ``transport=`` replaces it here
 with a scripted one, so no key is needed (drop it and set OPENAI_API_KEY to use the real one).
-From the repository root:
+Needs the ``prompty`` extra (the ``dev`` extra has it). From the repository root:
 
+    .venv/bin/pip install -e '.[prompty]'
     .venv/bin/python examples/09_prompty.py
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite with every real part, on a Debian machine:
 #   scripts/test.sh [PYTEST ARGS...]
-# Installs what is missing (the virtual environment of the README's first command; then
+# Installs what is missing (the contributors' toolchain, '.[dev,local]', into .venv; then
 # scripts/parts.sh: node with @modelcontextprotocol/server-everything, Chromium, PostgreSQL, Redis),
 # starts a throwaway PostgreSQL and Redis on 127.0.0.1, runs pytest with TETHER_TEST_ALL_PARTS=1
 # (an absent part fails instead of skipping) and stops the servers however the run ends. The
@@ -14,6 +14,9 @@ export TETHER_CACHE_DIR="${TETHER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tet
 
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
+fi
+# A user's install ('.[local,serve]') lacks the test toolchain: add it once.
+if ! .venv/bin/python -c 'import pytest, playwright, temporalio, psycopg, redis, mcp, xllamacpp' 2>/dev/null; then
     .venv/bin/python -m pip install --quiet -e '.[dev,local]'
 fi
 

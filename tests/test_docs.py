@@ -40,3 +40,31 @@ def test_quickstart_example_runs() -> None:
     assert "-> convert_km({'km': 42.195})" in out
     assert "<- weekday: Sunday" in out
     assert out.strip().endswith("A marathon is 26.219 miles, and 2026-11-22 is a Sunday.")
+
+
+def _setup(text: str) -> str:
+    return text.split("## Set up", 1)[1].split("The reliability suite", 1)[0]
+
+
+def test_the_install_lines_agree_everywhere() -> None:
+    """The README and the getting-started page give the same set-up, the user's install is
+    the first command, and every ``pip install`` line in the docs and examples names extras
+    the project has."""
+    import tomllib
+
+    readme = (ROOT / "README.md").read_text()
+    assert _setup(readme) == _setup((ROOT / "docs" / "getting-started.md").read_text())
+    first = re.search(r"```bash\n(.*?)\n```", _setup(readme), re.DOTALL)
+    assert first is not None and "pip install -e '.[local,serve]'" in first.group(1)
+    extras = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+    texts = [readme, *(p.read_text() for p in (ROOT / "docs").rglob("*.md"))]
+    texts += [p.read_text() for p in (ROOT / "examples").glob("*.py")]
+    named = {
+        extra.strip()
+        for text in texts
+        for group in re.findall(r"pip install [^\n]*?\[([a-z0-9_,\- ]+)\]", text)
+        for extra in group.split(",")
+    }
+    assert named and named <= extras, named - extras
