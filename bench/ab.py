@@ -78,7 +78,7 @@ def agents(t: ModuleType) -> tuple[Any, Any, Any]:
         return f"ok {i}"
 
     schema = {"type": "object", "properties": {"i": {"type": "integer"}}, "required": ["i"]}
-    tool = t.Tool("step", step, schema=schema)
+    tool = t.Tool("step", step, schema=schema, description="One step.")
     loop = t.Agent("bench", LoopModel(), tools=[tool], max_iterations=N + 1)
     return loop, t.Agent("bench", TextModel()), t.Agent("bench", DeltasModel())
 
