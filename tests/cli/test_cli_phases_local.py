@@ -39,8 +39,9 @@ def test_the_first_turn_says_each_phase_on_stderr(tmp_path: Path) -> None:
     assert events[-1]["type"] == "session_end" and events[-1]["error"] is None
     said = [line for line in proc.stderr.splitlines() if line.startswith("tether: ")]
     assert said[:2] == ["tether: checking the model's weights…", "tether: loading the model…"]
-    # the first token of a prompt read on CPU takes seconds: said after the load, once
-    assert said[2:] == ["tether: waiting for the first token…"], proc.stderr
+    # the wait for the first token is said after the load, at most once: only if it passes 1 s,
+    # which a short prompt on a quiet machine may not (test_cli_waiting.py pins it, slow model)
+    assert said[2:] in ([], ["tether: waiting for the first token…"]), proc.stderr
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
