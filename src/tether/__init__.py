@@ -97,6 +97,7 @@ _LAZY = {
     "ToolRequest": "loop",
     "ToolResult": "events",
     "ToolResultBlock": "messages",
+    "ToolSearch": "tools.search",
     "ToolSelector": "tools.selector",
     "ToolSource": "tools.selector",
     "ToolSpec": "types",
@@ -192,6 +193,7 @@ if TYPE_CHECKING:
     from .tools.guards import ToolCall as ToolCall
     from .tools.progress import report_progress as report_progress
     from .tools.progress import report_usage as report_usage
+    from .tools.search import ToolSearch as ToolSearch
     from .tools.selector import ToolSelector as ToolSelector
     from .tools.selector import ToolSource as ToolSource
     from .tools.tool import Tool as Tool

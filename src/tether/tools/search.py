@@ -1,0 +1,120 @@
+"""Deferred loading for large tool sets: past a threshold the model is offered one search tool
+and the tools its searches found, not every schema (178 MCP tools took 62 % of a context window
+before the first word).
+
+``ToolSearch`` is a ``ToolSelector``: it reads what was found from the history (the search
+tool's results), so it keeps no state per run and a resumed or durable run offers the same
+tools. Its ``tool`` must be among the agent's tools; ``over(tools)`` adds it::
+
+    search = ToolSearch(threshold=40)
+    agent = Agent(system, model, tools=search.over(many_tools), selector=search)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..messages import Message, ToolResultBlock, ToolUseBlock
+from .tool import Tool
+
+__all__ = ["ToolSearch"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_MAX_QUERY = 1000  # characters of a query read: the model's text is untrusted
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, lower-cased, camelCase and snake_case split, plural ``s`` dropped."""
+    spaced = _CAMEL.sub(" ", text).lower()
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(spaced)}
+
+
+def _tool_words(tool: Tool) -> set[str]:
+    properties = (tool.schema or {}).get("properties") or {}
+    return _words(" ".join([tool.name, tool.description, *map(str, properties)]))
+
+
+class ToolSearch:
+    """Offers ``tool`` (``search_tools(query)``) and what it found once an agent has more than
+    ``threshold`` tools; each search gives at most ``limit`` tools. Tools the model already
+    called stay offered."""
+
+    def __init__(self, threshold: int = 40, limit: int = 5, name: str = "search_tools") -> None:
+        if threshold < 1 or limit < 1:
+            raise ValueError("threshold and limit must be >= 1")
+        self.threshold, self.limit = threshold, limit
+        self._all: Sequence[Tool] = ()
+        self.tool = Tool(
+            name,
+            self._search,
+            description=(
+                "Find tools for a task: describe what you want to do in a few words. The tools "
+                "found are offered from your next reply on; call them then."
+            ),
+            schema={
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "what to do"}},
+                "required": ["query"],
+            },
+        )
+
+    def over(self, tools: Iterable[Any]) -> list[Any]:
+        """``tools`` with the search tool added (for ``Agent(tools=...)``)."""
+        return [*tools, self.tool]
+
+    async def select(self, messages: Iterable[Message], tools: Iterable[Tool]) -> list[Tool]:
+        """Every tool while there are at most ``threshold``; else the search tool, the tools
+        its searches found and those the model called."""
+        others = [t for t in tools if t.name != self.tool.name]
+        self._all = others
+        if len(others) <= self.threshold:
+            return others
+        wanted = _found(messages, self.tool.name)
+        return [self.tool, *(t for t in others if t.name in wanted)]
+
+    def _search(self, query: str) -> str:
+        found = self.find(query[:_MAX_QUERY])
+        if not found:
+            return json.dumps({"found": [], "note": "No tool matched: try other words."})
+        shown = [{"name": t.name, "description": t.description} for t in found]
+        return json.dumps({"found": shown, "note": "Offered from your next reply on."})
+
+    def find(self, query: str) -> list[Tool]:
+        """The ``limit`` tools that best match ``query`` (rarer words count more)."""
+        asked = _words(query)
+        words = [(tool, _tool_words(tool)) for tool in self._all]
+        count = len(words) or 1
+        rarity = {w: math.log(1 + count / (1 + sum(w in ws for _, ws in words))) for w in asked}
+        scored = [(sum(rarity[w] for w in asked & ws), i) for i, (_, ws) in enumerate(words)]
+        best = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
+        return [words[i][0] for _, i in best[: self.limit]]
+
+
+def _found(messages: Iterable[Message], search: str) -> set[str]:
+    """The names the history's searches found, and of the tools the model called."""
+    searches: set[str] = set()
+    names: set[str] = set()
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolUseBlock) and block.name == search:
+                searches.add(block.id)
+            elif isinstance(block, ToolUseBlock):
+                names.add(block.name)
+            elif isinstance(block, ToolResultBlock) and block.tool_use_id in searches:
+                names.update(_names(block.content))
+    return names
+
+
+def _names(content: object) -> list[str]:
+    """The tool names in a search result (nothing from a result that is not one)."""
+    if not isinstance(content, str):
+        return []
+    try:
+        return [str(item["name"]) for item in json.loads(content)["found"]]
+    except (ValueError, TypeError, KeyError):
+        return []
