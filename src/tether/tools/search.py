@@ -26,6 +26,10 @@ __all__ = ["ToolSearch"]
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _MAX_QUERY = 1000  # characters of a query read: the model's text is untrusted
+_FOUND = (
+    "These tools are offered to you now. Call the one that does the task, with its arguments;"
+    " do not describe the call in words."
+)
 
 
 def _words(text: str) -> set[str]:
@@ -82,7 +86,7 @@ class ToolSearch:
         if not found:
             return json.dumps({"found": [], "note": "No tool matched: try other words."})
         shown = [{"name": t.name, "description": t.description} for t in found]
-        return json.dumps({"found": shown, "note": "Offered from your next reply on."})
+        return json.dumps({"found": shown, "note": _FOUND})
 
     def find(self, query: str) -> list[Tool]:
         """The ``limit`` tools that best match ``query`` (rarer words count more)."""
