@@ -70,7 +70,7 @@ def test_the_layout_shows_every_entry_at_the_top_of_the_package() -> None:
 
 
 def test_the_commands_it_lists_are_the_clis() -> None:
-    listed = [re.fullmatch(r"`tether (\w+)`", row[0]) for row in _rows("The doors")]
+    listed = [re.fullmatch(r"`tether ([\w-]+)`", row[0]) for row in _rows("The doors")]
     assert all(listed), [row[0] for row in _rows("The doors")]
     assert sorted(m.group(1) for m in listed if m) == sorted(COMMANDS)
 

@@ -26,6 +26,7 @@ PUBLIC_MODULES = (
     "tether.errors",  # the exception tree, each class to catch by name
     "tether.local",
     "tether.loop",  # ``Run.events()``, for a door that drives a run an iteration at a time
+    "tether.mcp",  # ``serve_agent()``: an agent as an MCP server
     "tether.prompty",
     "tether.serve",  # ``app()``: an agent behind HTTP (the serve extra)
     "tether.session",

@@ -311,6 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOOL",
         help="calls of this tool wait for approval on the page (repeat for more tools)",
     )
+    _mcp_serve_options(commands)
     sessions = commands.add_parser(
         "sessions",
         help="list the stored chat sessions",
@@ -335,6 +336,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="USD per million input and output tokens of MODEL, for the cost (repeatable)",
     )
     return parser
+
+
+MCP_HOST = "127.0.0.1"
+MCP_PORT = 8765
+
+
+def _mcp_serve_options(commands: Any) -> None:
+    """``tether mcp-serve``: an agent as an MCP server (stdio, or Streamable HTTP)."""
+    serve = commands.add_parser(
+        "mcp-serve",
+        help="serve an agent as an MCP server: its tools, and the agent itself as the tool ask",
+        description="Serve an agent to MCP clients (Claude Desktop, editors, other agents): "
+        "its tools with their schemas, and the agent itself as the tool 'ask' (one string; "
+        "a whole turn). Over stdin and stdout by default; --http serves Streamable HTTP at "
+        f"/mcp on {MCP_HOST}. Any other host needs --token (or $TETHER_MCP_TOKEN).",
+    )
+    serve.add_argument(
+        "--agent", required=True, metavar="MODULE:ATTR", help="the Agent to serve (or FILE.py:ATTR)"
+    )
+    serve.add_argument("--http", action="store_true", help="serve Streamable HTTP, not stdio")
+    serve.add_argument("--host", help=f"with --http: the address to bind (default: {MCP_HOST})")
+    serve.add_argument(
+        "--port",
+        type=_port,
+        help=f"with --http: the port; 0 picks a free one (default: {MCP_PORT})",
+    )
+    serve.add_argument(
+        "--token",
+        help="with --http: the token every request must carry as 'Authorization: Bearer ...' "
+        "(default: $TETHER_MCP_TOKEN; required when --host is not loopback)",
+    )
+    serve.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
 
 
 PROMPTY_HELP = """\

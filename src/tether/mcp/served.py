@@ -1,0 +1,220 @@
+"""``serve_agent``: an agent as an MCP server, on the official SDK's low-level server.
+
+Its tools are listed with their JSON schemas (and hints: a tool whose calls may wait for approval
+is destructive) and called through the agent's own dispatch (``Agent.dispatch_tools``: guards,
+validation, timeouts; a failure is an ``isError`` result, never a crash). The agent itself is the
+tool ``ask``: one string, a whole turn, a progress notification per tool call it makes when the
+client asked for progress; cancelling the request cancels the run. The agent's MCP servers
+(tool sources not yet entered) are entered while the server serves. The agent is read through
+``ServedAgent`` (this layer does not import the engine).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import Any, Protocol
+
+from ..errors import RunPaused
+from ..events import StreamEvent, ToolDispatch, ToolProgress
+from ..messages import ToolResultBlock, ToolUseBlock
+from ..tools.selector import ToolSource, read_tools
+from ..tools.tool import Tool
+from .exposed import ASK, ask_definition, call_result, definition, error_result, needs_approval
+
+__all__ = ["AgentServer", "ServedAgent", "ServedRun", "opened", "progress_line", "serve_agent"]
+
+log = logging.getLogger("tether.mcp")
+
+_INVALID_PARAMS = -32602  # JSON-RPC: what the spec answers for a tool it does not have
+
+
+class ServedRun(Protocol):
+    """A run's event stream, as ``Agent.run_stream`` gives it."""
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]: ...
+
+    async def get_final_text(self) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+class ServedAgent(Protocol):
+    """What an MCP server needs of an agent (``tether.Agent`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def system(self) -> str: ...
+
+    @property
+    def tools(self) -> Sequence[Tool | ToolSource]: ...
+
+    @property
+    def approval(self) -> object: ...
+
+    def run_stream(self, user_message: str, /) -> ServedRun: ...
+
+    async def dispatch_tools(
+        self, blocks: Sequence[ToolUseBlock], iteration: int
+    ) -> list[ToolResultBlock]: ...
+
+
+def serve_agent(agent: ServedAgent, *, expose_agent: bool = True) -> AgentServer:
+    """``agent`` as an MCP server: its tools, and (unless ``expose_agent`` is False) the agent
+    itself as the tool ``ask``. ``.run_stdio()`` serves one client over stdin and stdout,
+    ``.asgi()`` is a Streamable HTTP app answering at ``/mcp``."""
+    if expose_agent and any(isinstance(t, Tool) and t.name == ASK for t in agent.tools):
+        raise ValueError(
+            f"the agent has a tool named {ASK!r}, the name the agent itself is served under: "
+            "rename that tool, or pass expose_agent=False"
+        )
+    return AgentServer(agent, expose_agent)
+
+
+class AgentServer:
+    """An agent served over MCP (made by ``serve_agent``)."""
+
+    def __init__(self, agent: ServedAgent, expose_agent: bool) -> None:
+        self.agent = agent
+        self.expose_agent = expose_agent
+        self._calls = 0
+
+    def sdk_server(self) -> Any:
+        """A new SDK low-level ``Server`` answering ``tools/list`` and ``tools/call``."""
+        from mcp.server.lowlevel import Server  # noqa: PLC0415 - the SDK, on first use
+
+        from .. import __version__  # noqa: PLC0415
+
+        return Server(
+            self.agent.name,
+            version=__version__,
+            lifespan=lambda _: opened(self.agent.tools),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def run_stdio(self) -> None:
+        """Serve one client over this process's stdin and stdout until it closes them."""
+        from mcp.server.stdio import stdio_server  # noqa: PLC0415
+
+        server = self.sdk_server()
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    def asgi(self, *, token: str | None = None, host: str = "127.0.0.1") -> Any:
+        """A Streamable HTTP app answering at ``/mcp``, for a server bound to ``host``: requests
+        naming a host or coming from an origin other than loopback (or ``host``) are refused, and
+        with ``token`` every request must carry ``Authorization: Bearer <token>``. A ``host``
+        other than loopback needs a token (``ValueError`` without one)."""
+        from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
+
+        from .httpguard import HttpGuard  # noqa: PLC0415
+
+        guard_settings = HttpGuard.checked(token, host)  # raises before anything is built
+        app = self.sdk_server().streamable_http_app(
+            streamable_http_path="/mcp",
+            # Host and Origin are checked by HttpGuard, which knows the token and the bound host
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        return HttpGuard(app, *guard_settings)
+
+    # -- the handlers ---------------------------------------------------------------------------
+
+    async def _tools(self) -> list[Tool]:
+        tools = await read_tools(self.agent.tools)
+        if self.expose_agent and any(t.name == ASK for t in tools):
+            log.warning("the agent's own tool %r is not served: the agent is served as it", ASK)
+            tools = [t for t in tools if t.name != ASK]
+        return tools
+
+    async def _list_tools(self, ctx: Any, params: Any) -> Any:
+        import mcp_types as types  # noqa: PLC0415
+
+        listed = [definition(t, self.agent.approval) for t in await self._tools()]
+        if self.expose_agent:
+            listed.insert(0, ask_definition(self.agent.name, self.agent.system))
+        return types.ListToolsResult(tools=listed)
+
+    async def _call_tool(self, ctx: Any, params: Any) -> Any:
+        name: str = params.name
+        arguments: dict[str, Any] = dict(params.arguments or {})
+        if self.expose_agent and name == ASK:
+            return await self._ask(ctx, arguments)
+        tools = {t.name: t for t in await self._tools()}
+        if name not in tools:
+            from mcp import MCPError  # noqa: PLC0415
+
+            raise MCPError(_INVALID_PARAMS, f"Unknown tool: {name!r}")
+        return await self._dispatch(name, arguments)
+
+    async def _dispatch(self, name: str, arguments: Mapping[str, Any]) -> Any:
+        """One call through the agent's dispatch; a call that waits for a person is refused."""
+        try:
+            if needs_approval(self.agent.approval, name, arguments):
+                return error_result(
+                    f"{name!r} needs a person's approval before it runs, and this server cannot "
+                    "ask for it: call it from a tether run that can approve it"
+                )
+            self._calls += 1
+            block = ToolUseBlock(f"mcp_{self._calls}", name, dict(arguments))
+            (result,) = await self.agent.dispatch_tools([block], 1)
+        except Exception as exc:  # dispatch answers failures itself; anything else is still one
+            log.exception("MCP call of %r failed", name)
+            return error_result(f"the call of {name!r} failed: {type(exc).__name__}: {exc}")
+        return call_result(result)
+
+    async def _ask(self, ctx: Any, arguments: Mapping[str, Any]) -> Any:
+        """A whole turn on the message; progress per tool call; cancelled with the request."""
+        message = arguments.get("message")
+        if not isinstance(message, str) or not message.strip():
+            return error_result("ask takes one argument, 'message': the text to ask the agent")
+        stream = self.agent.run_stream(message)
+        try:
+            sent = 0
+            async for event in stream:
+                line = progress_line(event)
+                if line is not None:  # the SDK sends it only to a client that asked for progress
+                    sent += 1
+                    await ctx.session.report_progress(sent, None, line)
+            answer = await stream.get_final_text()
+        except RunPaused as paused:
+            names = ", ".join(sorted({call.name for call in paused.pending}))
+            return error_result(
+                f"the run paused: calls of {names} wait for a person's approval, which this "
+                "server cannot ask for"
+            )
+        except Exception as exc:
+            return error_result(f"the run failed: {type(exc).__name__}: {exc}")
+        finally:
+            await stream.aclose()
+        return call_result(ToolResultBlock(ASK, answer))
+
+
+@asynccontextmanager
+async def opened(items: Sequence[Tool | ToolSource]) -> AsyncIterator[dict[str, Any]]:
+    """The agent's tool sources that must be entered first (its MCP servers: ``is_open`` is
+    False) entered while the server serves, and left when it stops; a source already open is
+    its owner's to close."""
+    async with AsyncExitStack() as stack:
+        for item in items:
+            if isinstance(item, Tool) or getattr(item, "is_open", None) is not False:
+                continue
+            if isinstance(item, AbstractAsyncContextManager):
+                await stack.enter_async_context(item)
+        yield {}
+
+
+def progress_line(event: StreamEvent) -> str | None:
+    """What a client hears of a run's event, if anything: each tool call as it starts, and what
+    a running tool reports of its own progress."""
+    if isinstance(event, ToolDispatch):
+        return f"calling {event.name}"
+    if isinstance(event, ToolProgress):
+        said = event.message or (
+            f"{event.progress:g}" if event.total is None else f"{event.progress:g}/{event.total:g}"
+        )
+        return f"{event.name}: {said}"
+    return None
