@@ -31,12 +31,12 @@ def ask(question: str) -> str:
 
 def test_a_predicate_marks_every_tool_destructive_and_decides_each_call() -> None:
     def only_tmp(name: str, arguments: Any) -> bool:
-        return not str(arguments.get("path", "")).startswith("/tmp/")
+        return not str(arguments.get("path", "")).startswith("scratch/")
 
     hints = definition(remove, only_tmp).annotations
     assert hints is not None and hints.destructive_hint is True
     assert needs_approval(only_tmp, "remove", {"path": "/etc/passwd"}) is True
-    assert needs_approval(only_tmp, "remove", {"path": "/tmp/x"}) is False
+    assert needs_approval(only_tmp, "remove", {"path": "scratch/x"}) is False
     assert definition(remove, {"other"}).annotations is None
     assert needs_approval({"other"}, "remove", {}) is False
     assert needs_approval(None, "remove", {}) is False

@@ -9,11 +9,12 @@ carry ``Authorization: Bearer <token>``, compared in constant time; without it, 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
+
+from ..base.hosts import is_loopback
 
 __all__ = ["HttpGuard", "is_loopback"]
 
@@ -23,17 +24,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _MIN_TOKEN = 16  # characters
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or address, no port; IPv6 with or without brackets) is this
-    machine only."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _hostname(value: str) -> str:

@@ -10,7 +10,6 @@ the server's own page: no cross-site ``Origin`` or ``Sec-Fetch-Site``.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import re
 import secrets
@@ -18,6 +17,7 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ..base.hosts import is_loopback
 from .cookies import cookie_values
 
 __all__ = ["COOKIE", "Access", "Guard", "is_loopback"]
@@ -31,16 +31,6 @@ COOKIE = "tether_token"
 _COOKIE_SAFE = re.compile(r"[A-Za-z0-9\-_.~+/=]+")  # what a cookie value holds unquoted
 LOGIN = "/login"
 _SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or address, no port) is this machine only."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.removeprefix("[").removesuffix("]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _hostname(value: str) -> str:
