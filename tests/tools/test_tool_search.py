@@ -95,4 +95,23 @@ async def test_an_unmatched_search_says_so_and_a_damaged_result_finds_nothing() 
 
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="threshold"):
-        ToolSearch(threshold=0)
+        ToolSearch(threshold=-1)
+    with pytest.raises(ValueError, match="limit"):
+        ToolSearch(limit=0)
+
+
+async def test_deferred_tools_get_a_search_of_the_runs_own_and_the_others_stay() -> None:
+    weather = _tool("get_weather", "Today's weather forecast for a city.", "city")
+    weather.deferred = True
+    plain = _tool("get_time", "The current time in a city.", "city")
+    model = ScriptedTransport(
+        [
+            Reply(tool_calls=[Call("search_tools", {"query": "weather"})]),
+            Reply(tool_calls=[Call("get_weather", {"city": "Oslo"})]),
+            Reply("Sunny."),
+        ]
+    )
+    assert await Agent("s", model, tools=[weather, plain]).run("Weather?") == "Sunny."
+    first, second, _ = map(_offered, model.requests)
+    assert first == ["get_time", "search_tools"]
+    assert second == ["get_time", "get_weather", "search_tools"]

@@ -6,10 +6,12 @@ are not the very ones offered last time, so a run whose tools do not change buil
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..messages import Message
+from ..tools.search import ToolSearch
 from ..tools.selector import ListingCache, only_tools, read_tools
 from ..tools.tool import Tool
 from ..types import ToolSpec
@@ -29,7 +31,7 @@ class Offer:
     listings, the tools offered last, as a table and as specs, and the dispatcher made for
     them (``made``, kept by the run)."""
 
-    __slots__ = ("listings", "made", "specs", "table", "tools")
+    __slots__ = ("listings", "made", "search", "specs", "table", "tools")
 
     def __init__(self) -> None:
         self.listings: ListingCache | None = None
@@ -37,6 +39,7 @@ class Offer:
         self.table: dict[str, Tool] = _NONE_YET
         self.specs: list[ToolSpec] = []
         self.made: ToolDispatcher | None = None
+        self.search: ToolSearch | None = None  # for deferred tools when the agent has no selector
 
     async def read(
         self, agent: AgentConfig, history: Sequence[Message], extra: Sequence[Tool]
@@ -46,7 +49,15 @@ class Offer:
         tools = only_tools(agent.tools)  # no source to ask: no await
         if tools is None or agent.selector is not None:
             tools = await self._listed(agent, history)
+        if agent.selector is None and any(t.deferred for t in tools):
+            tools = await self._searched(history, tools)
         return [*tools, *extra] if extra else tools
+
+    async def _searched(self, history: Sequence[Message], tools: list[Tool]) -> list[Tool]:
+        """``tools`` with the deferred ones behind a search of the run's own."""
+        if self.search is None:
+            self.search = ToolSearch(threshold=sys.maxsize)
+        return await self.search.select(history, tools)
 
     def built(self, tools: list[Tool]) -> tuple[dict[str, Tool], list[ToolSpec]]:
         """``tools`` by name (two with one name are an error) and as sent: those of the last

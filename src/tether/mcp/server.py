@@ -26,6 +26,7 @@ from ..tools.tool import Tool
 from .catalog import ToolCatalog
 from .connection import Connection, first_cause
 from .content import result_content
+from .deferral import checked_threshold, deferred_past
 from .listing import Listing, read_listing
 from .prefix import checked_name_prefix, prefix_of
 from .redact import scrub
@@ -58,8 +59,9 @@ class McpServer:
     ``prefix`` names the server's tools when their names collide with another source's (letters,
     digits, ``_`` and ``-`` only); ``timeout`` bounds every call, ``connect_timeout`` every
     (re)connection, ``list_timeout`` how long a caller waits for a tool list being read again
-    before it gets the last one. ``degraded`` says what is wrong with the tools offered, if
-    anything. As padwan-ai's transports: ``tools`` (the current list as ``McpTool``
+    before it gets the last one; past ``tool_search`` tools (``False``: never) they are offered
+    behind a tool search (``Tool.deferred``). ``degraded`` says what is wrong with the tools
+    offered, if anything. As padwan-ai's transports: ``tools`` (the current list as ``McpTool``
     definitions, one list refreshed in place), ``is_open``, ``label``, ``name_prefix``
     (when given, every tool is named ``{name_prefix}__{tool}``, colliding or not, and a session
     never prefixes them again) and ``auto_prefix`` (the prefix a session gives its tools when
@@ -75,6 +77,7 @@ class McpServer:
         *,
         name: str | None = None,
         name_prefix: str | None = None,
+        tool_search: int | bool = 40,
     ) -> None:
         """``derived`` is the prefix a kind of server makes of its command or URL: the
         ``auto_prefix`` unless ``name`` is given, the ``prefix`` unless ``name`` or
@@ -82,6 +85,7 @@ class McpServer:
         if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
         self.name_prefix = checked_name_prefix(name_prefix)
+        self.tool_search = checked_threshold(tool_search)
         own = derived if name is None else name
         self.prefix = prefix_of(own if name is not None or name_prefix is None else name_prefix)
         self._auto_prefix = prefix_of(own)
@@ -214,7 +218,8 @@ class McpServer:
             if not cursor or len(listed) >= _MAX_TOOLS:
                 break
         listing = read_listing(listed[:_MAX_TOOLS], self._caller)
-        return Listing(self._prefixed(listing.tools), (*self._dropped, *listing.problems))
+        tools = deferred_past(self._prefixed(listing.tools), self.tool_search)
+        return Listing(tools, (*self._dropped, *listing.problems))
 
     def _prefixed(self, tools: list[Tool]) -> list[Tool]:
         """``tools`` as offered: each named ``{name_prefix}__{name}`` when the server has a

@@ -24,7 +24,8 @@ class McpStdio(McpServer):
     Its ``auto_prefix`` is ``name``, else the package or script a launcher runs
     (``npx -y @scope/server-x@1`` is ``server_x``), else the command's name; its ``prefix``
     is ``name``, else ``name_prefix``, else that. With ``name_prefix`` every tool is offered
-    as ``{name_prefix}__{tool}``, as padwan-ai's is."""
+    as ``{name_prefix}__{tool}``, as padwan-ai's is. Past ``tool_search`` tools (40;
+    ``False``: never) the model is offered a search for them instead of every schema."""
 
     def __init__(
         self,
@@ -38,6 +39,7 @@ class McpStdio(McpServer):
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
+        tool_search: int | bool = 40,
     ) -> None:
         if not command:
             raise ValueError("McpStdio needs a command")
@@ -50,6 +52,7 @@ class McpStdio(McpServer):
             list_timeout,
             name=name,
             name_prefix=name_prefix,
+            tool_search=tool_search,
         )
         self.command = command
         self.args = list(args)

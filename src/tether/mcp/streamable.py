@@ -20,7 +20,8 @@ class McpStreamable(McpServer):
     Its ``auto_prefix`` is ``name``, else its host (``mcp.example.com`` is
     ``mcp_example_com``); its ``prefix`` is ``name``, else ``name_prefix``, else the name the
     server gives itself on connecting, else its host. With ``name_prefix`` every tool is
-    offered as ``{name_prefix}__{tool}``, as padwan-ai's is."""
+    offered as ``{name_prefix}__{tool}``, as padwan-ai's is. Past ``tool_search`` tools (40;
+    ``False``: never) the model is offered a search for them instead of every schema."""
 
     def __init__(
         self,
@@ -33,6 +34,7 @@ class McpStreamable(McpServer):
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
+        tool_search: int | bool = 40,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -46,6 +48,7 @@ class McpStreamable(McpServer):
             list_timeout,
             name=name,
             name_prefix=name_prefix,
+            tool_search=tool_search,
         )
         self._named = name is not None or name_prefix is not None
         self.url = url

@@ -33,6 +33,7 @@ from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
 from .parts import UserInput, user_message
 from .replies import PadwanCalls, PadwanReplies, limit_text, raised_text
+from .search import tool_selector
 from .snapshot import ConversationStore, read_snapshot, read_usage, snapshot_of
 from .state import ConversationState, usage_dict
 from .tools import SessionTools
@@ -59,6 +60,9 @@ class AgentSession:
     person across processes: ``send`` raises ``RunPaused``, ``resume`` goes on (``approve_tool``
     is the in-process form, asked while the run waits). ``compaction`` (``tether.Compaction``)
     summarises the older part of a long conversation; the summary is stored with the session.
+    ``tool_search`` (a number of tools) offers the model a search past that many tools instead of
+    every schema; ``False`` offers every tool, even those a server defers (by default each MCP
+    server defers its own past its ``tool_search``).
 
     In padwan-ai's words, as its users' code reads them: an empty reply is ``(no response)``;
     an unknown tool, arguments that are not JSON, a handler that raised (without
@@ -85,6 +89,7 @@ class AgentSession:
         limits: Limits | None = None,
         approval: Approval | None = None,
         compaction: Compaction | None = None,
+        tool_search: int | bool | None = None,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -148,6 +153,7 @@ class AgentSession:
             limits=limits,
             approval=approval,
             context_policy=compaction,
+            selector=tool_selector(tool_search),
         )
 
     # -- resuming ---------------------------------------------------------------------------------
@@ -442,7 +448,10 @@ class AgentSession:
 
     def _error_text(self, format_error: ToolErrorFormatter) -> Callable[..., str]:
         def text(name: str, args: Mapping[str, Any], exc: BaseException) -> str:
-            return format_error(self._tools.named(name), args, exc)
+            tool = self._tools.offered(name)
+            if tool is None:  # the session's own tool search
+                return raised_text(name, args, exc)
+            return format_error(tool, args, exc)
 
         return text
 

@@ -8,6 +8,9 @@ tools. Its ``tool`` must be among the agent's tools; ``over(tools)`` adds it::
 
     search = ToolSearch(threshold=40)
     agent = Agent(system, model, tools=search.over(many_tools), selector=search)
+
+A tool marked ``deferred`` (an MCP server past its ``tool_search`` threshold marks its own) is
+searched for whatever the count; an agent with no selector gets a search of its own for them.
 """
 
 from __future__ import annotations
@@ -45,12 +48,12 @@ def _tool_words(tool: Tool) -> set[str]:
 
 class ToolSearch:
     """Offers ``tool`` (``search_tools(query)``) and what it found once an agent has more than
-    ``threshold`` tools; each search gives at most ``limit`` tools. Tools the model already
-    called stay offered."""
+    ``threshold`` tools, or any ``deferred`` one; each search gives at most ``limit`` tools.
+    Tools the model already called stay offered."""
 
     def __init__(self, threshold: int = 40, limit: int = 5, name: str = "search_tools") -> None:
-        if threshold < 1 or limit < 1:
-            raise ValueError("threshold and limit must be >= 1")
+        if threshold < 0 or limit < 1:
+            raise ValueError("threshold must be >= 0 and limit >= 1")
         self.threshold, self.limit = threshold, limit
         self._all: Sequence[Tool] = ()
         self.tool = Tool(
@@ -72,14 +75,17 @@ class ToolSearch:
         return [*tools, self.tool]
 
     async def select(self, messages: Iterable[Message], tools: Iterable[Tool]) -> list[Tool]:
-        """Every tool while there are at most ``threshold``; else the search tool, the tools
-        its searches found and those the model called."""
+        """Every tool while none is deferred and there are at most ``threshold``; else the
+        search tool, the tools not deferred, and of the deferred ones (all of them, past the
+        threshold) those its searches found and those the model called."""
         others = [t for t in tools if t.name != self.tool.name]
-        self._all = others
-        if len(others) <= self.threshold:
+        deferred = others if len(others) > self.threshold else [t for t in others if t.deferred]
+        self._all = deferred
+        if not deferred:
             return others
         wanted = _found(messages, self.tool.name)
-        return [self.tool, *(t for t in others if t.name in wanted)]
+        hidden = {id(t) for t in deferred if t.name not in wanted}
+        return [self.tool, *(t for t in others if id(t) not in hidden)]
 
     def _search(self, query: str) -> str:
         found = self.find(query[:_MAX_QUERY])

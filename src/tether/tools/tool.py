@@ -93,6 +93,9 @@ class Tool:
       report as a ``ToolProgress`` event while the call goes on.
     - ``idempotent``: running a call twice has the effect of running it once (it reads, or it
       passes its idempotency key on); a durable run retries such a call after a crash.
+    - ``deferred``: offered only once a tool search found it (``ToolSearch``; a run whose tools
+      include a deferred one offers the search tool itself), so a large tool set does not fill
+      the context before the first word.
 
     A tool with no description, or a parameter the schema gives no type (what the model would
     read as "any value"), is a ``ToolSchemaWarning`` when the tool is made.
@@ -111,6 +114,7 @@ class Tool:
     strict: bool | None = None
     reports_progress: bool = False
     idempotent: bool = False
+    deferred: bool = False
     spec: ToolSpec = field(init=False, repr=False)
     is_async: bool = field(init=False, repr=False)
     _semaphore: asyncio.Semaphore | None = field(init=False, repr=False, default=None)
