@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import subprocess
@@ -13,6 +14,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from tether import Tool, ToolSearch
 from tether.local import (
     TOOL_CALL_TEMPLATE,
     LlamaServer,
@@ -22,7 +24,7 @@ from tether.local import (
     check_platform,
 )
 from tether.local import server as server_module
-from tether.local.template import TOOL_RESULT_HINT
+from tether.local.template import SEARCH_RESULT_HINT, TOOL_RESULT_HINT
 
 TOOLS = [
     {
@@ -249,3 +251,26 @@ def test_transports_point_at_the_server(local_model: LocalModel) -> None:
     transport = local_model.chat_transport(temperature=0, headers={"X-Test": "1"})
     assert transport.options.temperature == 0
     assert transport.model == local_model.model
+
+
+def test_after_a_search_that_found_tools_the_hint_is_to_call_one() -> None:
+    search = ToolSearch(threshold=0)
+    add = Tool(
+        "add",
+        lambda a, b: a + b,
+        description="Add two integers.",
+        schema=TOOLS[0]["function"]["parameters"],
+    )
+    asyncio.run(search.select([], [add]))
+    found, nothing = search.tool.handler(query="add integers"), search.tool.handler(query="zebra")
+    call = {"id": "c1", "type": "function", "function": {"name": "search_tools", "arguments": "{}"}}
+    turns = [
+        {"role": "user", "content": "Add 1 and 2."},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": found},
+    ]
+    prompt = _render(turns, TOOLS, trim=True)
+    assert prompt.endswith(f"\n{SEARCH_RESULT_HINT}<|im_end|>\n<|im_start|>assistant\n")
+    assert TOOL_RESULT_HINT not in prompt
+    prompt = _render([*turns[:2], {**turns[2], "content": nothing}], TOOLS, trim=True)
+    assert TOOL_RESULT_HINT in prompt and SEARCH_RESULT_HINT not in prompt

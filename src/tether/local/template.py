@@ -11,7 +11,9 @@ text answer, which stops the small model from calling the same tool again and ag
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_SYSTEM", "TOOL_CALL_TEMPLATE", "TOOL_RESULT_HINT"]
+from ..tools.search import FOUND_START
+
+__all__ = ["DEFAULT_SYSTEM", "SEARCH_RESULT_HINT", "TOOL_CALL_TEMPLATE", "TOOL_RESULT_HINT"]
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
 
@@ -20,10 +22,14 @@ TOOL_RESULT_HINT = (
     " Call another function only if it is really needed."
 )
 
+# After a tool search found tools the model's next step is a call, not an answer.
+SEARCH_RESULT_HINT = "Call the function that does the task, now, with its arguments."
+
 # Written in the style of the stock Qwen templates: all text comes from {{ }} expressions and
 # every tag trims around itself, so the prompt is the same with or without Jinja's
 # trim_blocks/lstrip_blocks (llama.cpp and Hugging Face render with both on).
-TOOL_CALL_TEMPLATE = r"""
+TOOL_CALL_TEMPLATE = (
+    r"""
 {%- if messages and messages[0].role == "system" -%}
     {%- set system_text = messages[0].content -%}
     {%- set turns = messages[1:] -%}
@@ -70,7 +76,11 @@ TOOL_CALL_TEMPLATE = r"""
         {%- endif -%}
         {{- "\n<tool_response>\n" + message.content + "\n</tool_response>" -}}
         {%- if loop.last or turns[loop.index0 + 1].role != "tool" -%}
-            {{- "\n__TOOL_RESULT_HINT__<|im_end|>\n" -}}
+            {%- if message.content.startswith('__FOUND_START__') -%}
+                {{- "\n__SEARCH_RESULT_HINT__<|im_end|>\n" -}}
+            {%- else -%}
+                {{- "\n__TOOL_RESULT_HINT__<|im_end|>\n" -}}
+            {%- endif -%}
         {%- endif -%}
     {%- else -%}
         {{- "<|im_start|>" + message.role + "\n" + message.content + "<|im_end|>\n" -}}
@@ -79,5 +89,9 @@ TOOL_CALL_TEMPLATE = r"""
 {%- if add_generation_prompt -%}
     {{- "<|im_start|>assistant\n" -}}
 {%- endif -%}
-""".replace("__DEFAULT_SYSTEM__", DEFAULT_SYSTEM).replace("__TOOL_RESULT_HINT__", TOOL_RESULT_HINT)
+""".replace("__DEFAULT_SYSTEM__", DEFAULT_SYSTEM)
+    .replace("__TOOL_RESULT_HINT__", TOOL_RESULT_HINT)
+    .replace("__SEARCH_RESULT_HINT__", SEARCH_RESULT_HINT)
+    .replace("__FOUND_START__", FOUND_START)
+)
 """The Jinja source given to the server (``chat_template``, with ``use_jinja``)."""

@@ -24,10 +24,11 @@ from typing import Any
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .tool import Tool
 
-__all__ = ["ToolSearch"]
+__all__ = ["FOUND_START", "ToolSearch"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+FOUND_START = '{"found": [{'  # how a search result that found tools begins (a template reads it)
 _MAX_QUERY = 1000  # characters of a query read: the model's text is untrusted
 _FOUND = (
     "These tools are offered to you now. Call the one that does the task, with its arguments;"
