@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .child import child_streams
+from .elicitation import OnElicit
 from .prefix import command_prefix
 from .redact import scrub, secret_args, secret_env
 from .server import McpServer
@@ -24,7 +25,8 @@ class McpStdio(McpServer):
     Its ``auto_prefix`` is ``name``, else the package or script a launcher runs
     (``npx -y @scope/server-x@1`` is ``server_x``), else the command's name; its ``prefix``
     is ``name``, else ``name_prefix``, else that. With ``name_prefix`` every tool is offered
-    as ``{name_prefix}__{tool}``, as padwan-ai's is."""
+    as ``{name_prefix}__{tool}``, as padwan-ai's is. ``on_elicit`` answers the server when it
+    asks the user for input (``Elicitation``)."""
 
     def __init__(
         self,
@@ -38,6 +40,7 @@ class McpStdio(McpServer):
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
+        on_elicit: OnElicit | None = None,
     ) -> None:
         if not command:
             raise ValueError("McpStdio needs a command")
@@ -50,6 +53,7 @@ class McpStdio(McpServer):
             list_timeout,
             name=name,
             name_prefix=name_prefix,
+            on_elicit=on_elicit,
         )
         self.command = command
         self.args = list(args)

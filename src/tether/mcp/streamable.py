@@ -8,6 +8,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
+from .elicitation import OnElicit
 from .limits import MAX_MESSAGE
 from .prefix import host_prefix, prefix_of
 from .server import McpServer
@@ -20,7 +21,8 @@ class McpStreamable(McpServer):
     Its ``auto_prefix`` is ``name``, else its host (``mcp.example.com`` is
     ``mcp_example_com``); its ``prefix`` is ``name``, else ``name_prefix``, else the name the
     server gives itself on connecting, else its host. With ``name_prefix`` every tool is
-    offered as ``{name_prefix}__{tool}``, as padwan-ai's is."""
+    offered as ``{name_prefix}__{tool}``, as padwan-ai's is. ``on_elicit`` answers the server
+    when it asks the user for input (``Elicitation``)."""
 
     def __init__(
         self,
@@ -33,6 +35,7 @@ class McpStreamable(McpServer):
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
+        on_elicit: OnElicit | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -46,6 +49,7 @@ class McpStreamable(McpServer):
             list_timeout,
             name=name,
             name_prefix=name_prefix,
+            on_elicit=on_elicit,
         )
         self._named = name is not None or name_prefix is not None
         self.url = url
