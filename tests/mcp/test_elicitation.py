@@ -224,6 +224,19 @@ async def test_a_url_answered_with_fields_is_refused(tmp_path: Path) -> None:
     )
 
 
+async def test_the_server_never_reads_what_the_answerer_raised(tmp_path: Path) -> None:
+    def broken(elicitation: Elicitation) -> dict[str, Any]:
+        raise ValueError("vault token sk-live-0123456789abcdef refused")
+
+    async with eliciting(tmp_path, on_elicit=broken) as server:
+        result = await server.call("ask", {})
+        again = await server.call("ask", {})
+    assert result.is_error and "on_elicit raised ValueError: vault token" in result.text
+    assert again.is_error  # the same answerer, the same end; the connection still serves
+    told = (tmp_path / "answers").read_text()
+    assert "sk-live" not in told and "could not answer this elicitation" in told
+
+
 async def test_a_call_that_times_out_answers_its_open_question_cancel(tmp_path: Path) -> None:
     started = asyncio.Event()
 
