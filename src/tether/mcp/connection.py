@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+from .asking import MAX_ASKS
 from .wirecheck import ListingCheck
 
 __all__ = ["Connection", "first_cause"]
@@ -29,17 +30,31 @@ _CLOSE_WAIT = 10.0  # seconds a server may take to shut down before its task is 
 class Connection:
     """A client connected to one server, from ``open`` until ``close`` or the server goes away."""
 
-    __slots__ = ("_check", "_ended", "_on_change", "_stop", "_task", "_transport", "client")
+    __slots__ = (
+        "_check",
+        "_elicitation",
+        "_ended",
+        "_on_change",
+        "_stop",
+        "_task",
+        "_transport",
+        "client",
+    )
 
     def __init__(
         self,
         transport: Transport,
         on_change: Callable[[], None],
         on_dropped: Callable[[str, str], None],
+        *,
+        elicitation: Any = None,
     ) -> None:
         """``on_change()`` hears that the server's tool list changed; ``on_dropped(name,
-        reason)`` of each tool taken out of a list because the SDK could not read it."""
+        reason)`` of each tool taken out of a list because the SDK could not read it;
+        ``elicitation`` is the SDK's elicitation callback (None: the client cannot answer, and
+        says so)."""
         self._transport = transport
+        self._elicitation = elicitation
         self._on_change = on_change
         self._check = ListingCheck(self._version, on_dropped)
         self._stop = asyncio.Event()
@@ -92,7 +107,9 @@ class Connection:
 
         try:
             transport = _watched(self._transport(), self._end, self._check)
-            client = Client(transport, mode="auto", message_handler=self._message)
+            client = Client(
+                transport, mode="auto", message_handler=self._message, **self._answering()
+            )
             async with client, _listening(client, self._on_change):
                 ready.set_result(client)
                 await self._stop.wait()
@@ -110,6 +127,16 @@ class Connection:
 
     def _end(self) -> None:
         self._ended = True
+
+    def _answering(self) -> dict[str, Any]:
+        """The client's elicitation options: declared only when the application answers."""
+        if self._elicitation is None:
+            return {}
+        # One round more than a call may ask, so that the cap a call meets is tether's own.
+        return {
+            "elicitation_callback": self._elicitation,
+            "input_required_max_rounds": MAX_ASKS + 1,
+        }
 
     def _version(self) -> str | None:
         try:

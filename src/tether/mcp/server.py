@@ -23,10 +23,12 @@ from ..errors import TetherError
 from ..messages import ToolResultBlock
 from ..tools.progress import ProgressSink, progress_sink
 from ..tools.tool import Tool
+from .asking import Asker
 from .catalog import ToolCatalog
 from .connection import Connection, first_cause
 from .content import result_content
 from .deferral import checked_threshold, deferred_past
+from .elicitation import OnElicit
 from .listing import Listing, read_listing
 from .prefix import checked_name_prefix, prefix_of
 from .redact import scrub
@@ -41,6 +43,7 @@ _MAX_PAGES = 100  # tools/list pages read from one server
 _MAX_TOOLS = 1_000
 _MAX_PROGRESS_MESSAGE = 500  # characters of a progress message kept
 _CONNECTION_CLOSED = -32000
+_MISSING_CAPABILITY = -32021  # the 2026 era's "the client did not declare what I need"
 _REQUEST_TIMEOUT = -32001
 # What the SDK's HTTP transport says when the server refused a request outright (an expired
 # session gives 404 or, from some servers, 400): the connection is dropped and made again.
@@ -66,6 +69,10 @@ class McpServer:
     (when given, every tool is named ``{name_prefix}__{tool}``, colliding or not, and a session
     never prefixes them again) and ``auto_prefix`` (the prefix a session gives its tools when
     a name collides and there is no ``name_prefix``).
+
+    ``on_elicit`` answers the server when it asks the user for input during a call (see
+    ``Elicitation``); without one the client does not offer to answer. It may be set until the
+    server is entered (a session lends its own to a server that has none).
     """
 
     def __init__(
@@ -78,6 +85,7 @@ class McpServer:
         name: str | None = None,
         name_prefix: str | None = None,
         tool_search: int | bool = 40,
+        on_elicit: OnElicit | None = None,
     ) -> None:
         """``derived`` is the prefix a kind of server makes of its command or URL: the
         ``auto_prefix`` unless ``name`` is given, the ``prefix`` unless ``name`` or
@@ -100,6 +108,13 @@ class McpServer:
         self._dropped: list[str] = []  # tools the connection took out of the list being read
         self._entered = False
         self._lock: asyncio.Lock | None = None
+        if on_elicit is not None and not callable(on_elicit):
+            raise TypeError(
+                "on_elicit must be a function taking an Elicitation and returning a dict "
+                f"(accept) or None (decline), got {type(on_elicit).__name__}"
+            )
+        self.on_elicit = on_elicit
+        self._asker: Asker | None = None  # on_elicit's, as the connection made last uses it
 
     # -- what a kind of server defines ------------------------------------------------------------
 
@@ -251,7 +266,16 @@ class McpServer:
             dict(arguments),
             progress_callback=None if progress is None else _forwarding(progress),
         )
-        result = await self._guarded(request, f"the call to {name!r}")
+        what = f"the call to {name!r}"
+        if self._asker is None:
+            result = await self._guarded(request, what)
+        else:
+            result, failure = await self._asker.run(
+                name, arguments, request, lambda r: self._guarded(r, what)
+            )
+            if failure is not None:
+                said = scrub(f"{what} was stopped: {failure}", self._secrets())
+                return ToolResultBlock("mcp", said, True)
         return ToolResultBlock("mcp", result_content(result), bool(result.is_error))
 
     def _changed(self) -> None:
@@ -295,6 +319,13 @@ class McpServer:
             if exc.code == _CONNECTION_CLOSED:
                 self._changed()
                 raise McpError(self._said(f"{self.describe()} went away during {what}")) from None
+            if exc.code == _MISSING_CAPABILITY and self.on_elicit is None:
+                raise McpError(
+                    self._said(
+                        f"{self.describe()} refused {what}: {exc.message}. It asks the user for "
+                        "input: give the server on_elicit= to answer it"
+                    )
+                ) from None
             if exc.code == _REQUEST_TIMEOUT:
                 raise McpError(f"{what} timed out after {self.timeout:g} s") from None
             if (exc.code, exc.message) in _HTTP_FAILURES:
@@ -353,7 +384,10 @@ class McpServer:
         raise McpError(f"{failure} (gave up after {len(_RECONNECT_DELAYS)} reconnection attempts)")
 
     async def _connect(self) -> Any:
-        connection = Connection(self._transport, self._announced, self._drop)
+        self._asker = self._answerer()
+        connection = Connection(
+            self._transport, self._announced, self._drop, elicitation=self._asker
+        )
         try:
             client = await connection.open(self.connect_timeout)
         except TimeoutError:
@@ -373,6 +407,12 @@ class McpServer:
         if isinstance(name, str) and name.strip():
             self._named_itself(name)
         return client
+
+    def _answerer(self) -> Asker | None:
+        """What answers this server's elicitations on the next connection (None: nothing)."""
+        if self.on_elicit is None:
+            return None
+        return Asker(self.on_elicit, lambda: self.label, self.describe, self._lose)
 
     def _said(self, message: str) -> str:
         """``message`` with the server's last words added and every secret blanked."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .child import child_streams
+from .elicitation import OnElicit
 from .prefix import command_prefix
 from .redact import scrub, secret_args, secret_env
 from .server import McpServer
@@ -25,7 +26,8 @@ class McpStdio(McpServer):
     (``npx -y @scope/server-x@1`` is ``server_x``), else the command's name; its ``prefix``
     is ``name``, else ``name_prefix``, else that. With ``name_prefix`` every tool is offered
     as ``{name_prefix}__{tool}``, as padwan-ai's is. Past ``tool_search`` tools (40;
-    ``False``: never) the model is offered a search for them instead of every schema."""
+    ``False``: never) the model is offered a search for them instead of every schema.
+    ``on_elicit`` answers the server when it asks the user for input (``Elicitation``)."""
 
     def __init__(
         self,
@@ -40,6 +42,7 @@ class McpStdio(McpServer):
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
         tool_search: int | bool = 40,
+        on_elicit: OnElicit | None = None,
     ) -> None:
         if not command:
             raise ValueError("McpStdio needs a command")
@@ -53,6 +56,7 @@ class McpStdio(McpServer):
             name=name,
             name_prefix=name_prefix,
             tool_search=tool_search,
+            on_elicit=on_elicit,
         )
         self.command = command
         self.args = list(args)

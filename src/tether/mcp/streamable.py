@@ -8,6 +8,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
 
+from .elicitation import OnElicit
 from .limits import MAX_MESSAGE
 from .prefix import host_prefix, prefix_of
 from .server import McpServer
@@ -21,7 +22,8 @@ class McpStreamable(McpServer):
     ``mcp_example_com``); its ``prefix`` is ``name``, else ``name_prefix``, else the name the
     server gives itself on connecting, else its host. With ``name_prefix`` every tool is
     offered as ``{name_prefix}__{tool}``, as padwan-ai's is. Past ``tool_search`` tools (40;
-    ``False``: never) the model is offered a search for them instead of every schema."""
+    ``False``: never) the model is offered a search for them instead of every schema.
+    ``on_elicit`` answers the server when it asks the user for input (``Elicitation``)."""
 
     def __init__(
         self,
@@ -35,6 +37,7 @@ class McpStreamable(McpServer):
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
         tool_search: int | bool = 40,
+        on_elicit: OnElicit | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -49,6 +52,7 @@ class McpStreamable(McpServer):
             name=name,
             name_prefix=name_prefix,
             tool_search=tool_search,
+            on_elicit=on_elicit,
         )
         self._named = name is not None or name_prefix is not None
         self.url = url

@@ -25,6 +25,7 @@ from ..context import Compaction, ContextStore, MemoryContextStore, SessionOpene
 from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..loop import AgentStream, Approval, CompleteCalls, Limits
+from ..mcp.elicitation import OnElicit
 from ..messages import Message, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport, TakesOptions
@@ -63,6 +64,9 @@ class AgentSession:
     ``tool_search`` (a number of tools) offers the model a search past that many tools instead of
     every schema; ``False`` offers every tool, even those a server defers (by default each MCP
     server defers its own past its ``tool_search``).
+    ``on_elicit`` answers an MCP server that asks the user for input during a call
+    (``tether.mcp.Elicitation``), for each server the session enters that has no answerer of
+    its own.
 
     In padwan-ai's words, as its users' code reads them: an empty reply is ``(no response)``;
     an unknown tool, arguments that are not JSON, a handler that raised (without
@@ -90,6 +94,7 @@ class AgentSession:
         approval: Approval | None = None,
         compaction: Compaction | None = None,
         tool_search: int | bool | None = None,
+        on_elicit: OnElicit | None = None,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -111,7 +116,7 @@ class AgentSession:
         self.store = store
         self.last_usage: Usage = ZERO_USAGE
         self.total_usage: Usage = ZERO_USAGE
-        self._tools = SessionTools(mcp_tools)  # the user's list, read again every round
+        self._tools = SessionTools(mcp_tools, on_elicit)  # the user's list, read each round
         self._context: ContextStore = MemoryContextStore(session_id=self.session_id)
         self._messages: list[Message] = []
         self._pending: Awaitable[None] | None = None  # restoring what an async store gives

@@ -51,8 +51,16 @@ class SessionTools:
     already, as padwan-ai's are) or with ``auto_prefix=False``. A name still taken then is a
     ``ValueError`` naming it, on entering the session or at the round that lists it."""
 
-    def __init__(self, items: Sequence[Any]) -> None:
+    def __init__(self, items: Sequence[Any], on_elicit: Any = None) -> None:
+        """``on_elicit`` is lent to each server the session enters that has no answerer of
+        its own, while the session holds it (see ``tether.mcp.Elicitation``)."""
+        if on_elicit is not None and not callable(on_elicit):
+            raise TypeError(
+                "on_elicit must be a function taking an Elicitation and returning a dict "
+                f"(accept) or None (decline), got {type(on_elicit).__name__}"
+            )
         self.items: Sequence[Any] = items if isinstance(items, list) else tuple(items)
+        self.on_elicit = on_elicit
         self._exits: AsyncExitStack | None = None
         self._on_connect: OnConnect | None = None
         self._entered: dict[int, Any] = {}  # servers entered (or found open) in this session
@@ -106,7 +114,14 @@ class SessionTools:
             return
         if key not in self._entered:
             if not _open(server):
+                self._lend(server, self._exits)
                 await self._exits.enter_async_context(server)
+            elif self.on_elicit is not None and getattr(server, "on_elicit", False) is None:
+                log.warning(
+                    "%s was entered before the session: the session's on_elicit cannot answer "
+                    "it (give the server on_elicit= of its own)",
+                    getattr(server, "label", server),
+                )
             self._entered[key] = server
         await server.ping()
         if self._on_connect is not None:
@@ -115,6 +130,13 @@ class SessionTools:
                 await done
         self._ready[key] = server
         self._name(server)
+
+    def _lend(self, server: Any, exits: AsyncExitStack) -> None:
+        """Give ``server`` the session's answerer if it has none, until the session leaves it."""
+        if self.on_elicit is None or getattr(server, "on_elicit", False) is not None:
+            return
+        server.on_elicit = self.on_elicit
+        exits.callback(setattr, server, "on_elicit", None)
 
     def _name(self, server: Any) -> None:
         """Give ``server`` its prefix in this session, once (None: never prefixed)."""

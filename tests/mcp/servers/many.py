@@ -19,7 +19,7 @@ server = MCPServer("many", version="1.0.0")
 
 
 def _handler(name: str) -> Callable[[str], str]:
-    def handle(id: str) -> str:  # noqa: A002 - the parameter the model sees
+    def handle(id: str) -> str:
         return f"{name} ran on {id}"
 
     return handle
