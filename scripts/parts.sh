@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install, where missing, the real parts the tests use on a Debian machine: node with
-# @modelcontextprotocol/server-everything (into $TETHER_CACHE_DIR/npm), Chromium, PostgreSQL and
-# Redis. Idempotent; after the first run it fetches nothing. scripts/test.sh and .ci/run call it.
+# @modelcontextprotocol/server-everything (into $TETHER_CACHE_DIR/npm), the MCP conformance suite
+# with the newer node it needs (into $TETHER_CACHE_DIR/npm-conformance, pinned in
+# scripts/mcp-conformance.sh), Chromium, PostgreSQL and Redis. Idempotent; after the first run it
+# fetches nothing. scripts/test.sh and .ci/run call it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,3 +32,4 @@ if ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$installed" 2> /dev/null; t
         "@modelcontextprotocol/server-everything@$EVERYTHING_VERSION"
 fi
 
+scripts/mcp-conformance.sh --install  # its own node; the system's stays as it is

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .base.blocking import run_blocking
 from .context import ContextStore, MemoryContextStore
 from .errors import RunPaused
-from .events import StreamEvent
+from .events import StreamEvent, ToolProgress
 from .loop import (
     AgentConfig,
     AgentStream,
@@ -190,13 +190,18 @@ class Agent(AgentConfig):
         )
 
     async def dispatch_tools(
-        self, blocks: Sequence[ToolUseBlock], iteration: int
+        self,
+        blocks: Sequence[ToolUseBlock],
+        iteration: int,
+        *,
+        on_progress: Callable[[ToolProgress], Awaitable[None]] | None = None,
     ) -> list[ToolResultBlock]:
         """Run tool calls as the loop does (guards, middleware, timeouts, ``execution``); results
-        in call order, failures as error results."""
+        in call order, failures as error results. ``on_progress`` hears each report of a tool
+        that reports its progress, while the call runs (an MCP server passes them on)."""
         dispatcher = dispatcher_for(self, tools_by_name(await read_tools(self.tools)), iteration)
         results: list[ToolResultBlock | None] = [None] * len(blocks)
-        await run_calls(dispatcher, blocks, self.execution == "parallel", results)
+        await run_calls(dispatcher, blocks, self.execution == "parallel", results, on_progress)
         return [
             r if r is not None else interrupted_result(b)
             for r, b in zip(results, blocks, strict=True)

@@ -2,7 +2,8 @@
 scripted model: "add A B" makes it call ``add``, "wait" makes it call ``wait_long``, anything else
 is echoed. ``wait_long`` leaves marker files in ``$TETHER_TEST_MARKERS`` (started, cancelled,
 finished) so a test can see what a cancelled request did to the run. ``proxy`` serves the tools
-of a real MCP server of its own (``mcp-server-time``), which ``tether mcp-serve`` starts."""
+of a real MCP server of its own (``mcp-server-time``), which ``tether mcp-serve`` starts.
+``reporter`` serves ``count_to``, a tool that reports its progress."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from tether import Agent, McpStdio, tool
+from tether import Agent, McpStdio, Tool, report_progress, tool
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request
 
@@ -84,3 +85,20 @@ proxy = Agent(
     tools=[McpStdio(str(TIME_SERVER), name="time")],
     name="clock",
 )
+
+
+async def _count_to(n: int) -> str:
+    for i in range(1, n + 1):
+        report_progress(i, n, f"counted {i}")
+        await asyncio.sleep(0.01)
+    return f"counted to {n}"
+
+
+count_to = Tool(
+    "count_to",
+    _count_to,
+    description="Count to n, reporting each step as progress.",
+    schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    reports_progress=True,
+)
+reporter = Agent("You count.", ScriptedTransport([], then=model), tools=[count_to], name="counter")

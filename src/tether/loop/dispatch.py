@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -302,13 +302,16 @@ async def run_calls(
     calls: Sequence[ToolUseBlock],
     parallel: bool,
     results: list[ToolResultBlock | None],
+    on_progress: Callable[[ToolProgress], Awaitable[None]] | None = None,
 ) -> None:
     """Run ``calls`` (one after another, or all at once) as the loop does, filling ``results``
-    in call order; a call that did not finish leaves its slot None."""
+    in call order; a call that did not finish leaves its slot None. ``on_progress`` hears each
+    progress report of a tool that reports it, while its call runs."""
     if in_tasks(dispatcher, calls, parallel):
         async with aclosing(run_in_tasks(dispatcher, calls, results, parallel)) as events:
-            async for _ in events:
-                pass
+            async for event in events:
+                if on_progress is not None and isinstance(event, ToolProgress):
+                    await on_progress(event)
         return
     for i, block in enumerate(calls):
         results[i] = await dispatcher.execute(block)

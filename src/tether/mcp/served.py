@@ -2,7 +2,8 @@
 
 Its tools are listed with their JSON schemas (and hints: a tool whose calls may wait for approval
 is destructive) and called through the agent's own dispatch (``Agent.dispatch_tools``: guards,
-validation, timeouts; a failure is an ``isError`` result, never a crash). The agent itself is the
+validation, timeouts; a failure is an ``isError`` result, never a crash; a tool's own progress
+reports reach a client that asked for progress). The agent itself is the
 tool ``ask``: one string, a whole turn, a progress notification per tool call it makes when the
 client asked for progress; cancelling the request cancels the run. The agent's MCP servers
 (tool sources not yet entered) are entered while the server serves. The agent is read through
@@ -12,7 +13,7 @@ client asked for progress; cancelling the request cancels the run. The agent's M
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any, Protocol
 
@@ -58,7 +59,11 @@ class ServedAgent(Protocol):
     def run_stream(self, user_message: str, /) -> ServedRun: ...
 
     async def dispatch_tools(
-        self, blocks: Sequence[ToolUseBlock], iteration: int
+        self,
+        blocks: Sequence[ToolUseBlock],
+        iteration: int,
+        *,
+        on_progress: Callable[[ToolProgress], Awaitable[None]] | None = None,
     ) -> list[ToolResultBlock]: ...
 
 
@@ -148,10 +153,15 @@ class AgentServer:
             from mcp import MCPError  # noqa: PLC0415
 
             raise MCPError(_INVALID_PARAMS, f"Unknown tool: {name!r}")
-        return await self._dispatch(name, arguments)
+        return await self._dispatch(ctx, name, arguments)
 
-    async def _dispatch(self, name: str, arguments: Mapping[str, Any]) -> Any:
-        """One call through the agent's dispatch; a call that waits for a person is refused."""
+    async def _dispatch(self, ctx: Any, name: str, arguments: Mapping[str, Any]) -> Any:
+        """One call through the agent's dispatch, the tool's progress reports passed on to a
+        client that asked for progress; a call that waits for a person is refused."""
+
+        async def passed_on(report: ToolProgress) -> None:
+            await ctx.session.report_progress(report.progress, report.total, report.message)
+
         try:
             if needs_approval(self.agent.approval, name, arguments):
                 return error_result(
@@ -160,7 +170,7 @@ class AgentServer:
                 )
             self._calls += 1
             block = ToolUseBlock(f"mcp_{self._calls}", name, dict(arguments))
-            (result,) = await self.agent.dispatch_tools([block], 1)
+            (result,) = await self.agent.dispatch_tools([block], 1, on_progress=passed_on)
         except Exception as exc:  # dispatch answers failures itself; anything else is still one
             log.exception("MCP call of %r failed", name)
             return error_result(f"the call of {name!r} failed: {type(exc).__name__}: {exc}")
