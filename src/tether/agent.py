@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .base.blocking import run_blocking
 from .context import ContextStore, MemoryContextStore
 from .errors import RunPaused
-from .events import StreamEvent
+from .events import StreamEvent, ToolProgress
 from .loop import (
     AgentConfig,
     AgentStream,
@@ -20,6 +21,7 @@ from .loop import (
     dispatcher_for,
     observed,
     run_calls,
+    run_in_tasks,
     run_loop,
     spec_for,
     tools_by_name,
@@ -190,13 +192,25 @@ class Agent(AgentConfig):
         )
 
     async def dispatch_tools(
-        self, blocks: Sequence[ToolUseBlock], iteration: int
+        self,
+        blocks: Sequence[ToolUseBlock],
+        iteration: int,
+        *,
+        progress: Callable[[ToolProgress], Awaitable[None]] | None = None,
     ) -> list[ToolResultBlock]:
         """Run tool calls as the loop does (guards, middleware, timeouts, ``execution``); results
-        in call order, failures as error results."""
+        in call order, failures as error results. ``progress`` hears what the tools report of
+        their own progress while they run (``report_progress``)."""
         dispatcher = dispatcher_for(self, tools_by_name(await read_tools(self.tools)), iteration)
         results: list[ToolResultBlock | None] = [None] * len(blocks)
-        await run_calls(dispatcher, blocks, self.execution == "parallel", results)
+        parallel = self.execution == "parallel"
+        if progress is None:
+            await run_calls(dispatcher, blocks, parallel, results)
+        else:
+            async with aclosing(run_in_tasks(dispatcher, blocks, results, parallel)) as events:
+                async for event in events:
+                    if type(event) is ToolProgress:
+                        await progress(event)
         return [
             r if r is not None else interrupted_result(b)
             for r, b in zip(results, blocks, strict=True)
