@@ -4,13 +4,15 @@ host rules of the HTTP app, and the guard's answers to each kind of request."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from tether import Agent, tool
 from tether.events import TextDelta, ToolDispatch, ToolProgress
-from tether.mcp import serve_agent
+from tether.mcp import approving, serve_agent
+from tether.mcp.approving import Held, Question, Tickets
 from tether.mcp.exposed import definition, needs_approval
 from tether.mcp.httpguard import HttpGuard
 from tether.mcp.served import progress_line
@@ -109,3 +111,26 @@ async def test_the_guard_answers_each_kind_of_request() -> None:
     assert await _status(remote, Host="server.lan:8765") == 401
     assert await _status(remote, **mine, Origin="http://server.lan:8765") == 200
     assert await _status(remote, **mine, Origin="http://attacker.example") == 403
+
+
+def test_a_ticket_is_taken_once_and_not_after_it_expired(monkeypatch: pytest.MonkeyPatch) -> None:
+    tickets = Tickets()
+    held = Held((Question("call", "remove", {"path": "x"}),))
+    ticket = tickets.put(held)
+    assert tickets.take(ticket) is held
+    assert tickets.take(ticket) is None  # a state replayed approves nothing
+    assert tickets.take("made-up") is None and tickets.take(None) is None
+    late = tickets.put(held)
+    now = time.monotonic()
+    monkeypatch.setattr(approving.time, "monotonic", lambda: now + 601)
+    assert tickets.take(late) is None
+
+
+def test_tickets_kept_are_bounded_the_oldest_dropped() -> None:
+    tickets = Tickets()
+    held = Held(())
+    first = tickets.put(held)
+    rest = [tickets.put(held) for _ in range(300)]
+    assert tickets.take(first) is None
+    assert tickets.take(rest[-1]) is held
+    assert len(tickets._held) <= 256
