@@ -78,7 +78,9 @@ async def test_a_call_the_user_approves_runs(way: tuple[Any, str], markers: Path
     assert asked.requested_schema["properties"]["approve"]["type"] == "boolean"
 
 
-@pytest.mark.parametrize(("action", "approve"), [("decline", True), ("cancel", True), ("accept", False)])
+@pytest.mark.parametrize(
+    ("action", "approve"), [("decline", True), ("cancel", True), ("accept", False)]
+)
 async def test_a_call_the_user_declines_never_runs(
     way: tuple[Any, str], markers: Path, action: str, approve: bool
 ) -> None:

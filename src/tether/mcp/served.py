@@ -187,7 +187,9 @@ class AgentServer:
             raise MCPError(_INVALID_PARAMS, f"Unknown tool: {name!r}")
         return await self._dispatch(ctx, params, name, arguments)
 
-    async def _dispatch(self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any]) -> Any:
+    async def _dispatch(
+        self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any]
+    ) -> Any:
         """One call through the agent's dispatch, once approved if it waits for a person; the
         tool's own progress reported to the client."""
 
