@@ -29,6 +29,7 @@ from tether.testing import Reply, ScriptedTransport
 
 HERE = Path(__file__).resolve()
 ARGS = {"a": 2, "b": 3}
+ERAS = {"legacy": "2025-11-25", "auto": "2026-07-28"}  # the client's mode: the era it speaks
 
 
 @tool(idempotent=True)
@@ -128,6 +129,8 @@ async def measure(transport: str, mode: str, runs: int, reps: int) -> dict[str, 
             "tether": lambda: tether_client.call_tool("add", ARGS),
             "bare": lambda: bare_client.call_tool("add", ARGS),
         }
+        versions = {tether_client.protocol_version, bare_client.protocol_version}
+        assert versions == {ERAS[mode]}, versions  # both sides speak the era measured
         for name, fn in fns.items():
             result = await fn()
             assert result.content[0].text == "5", (name, result)
@@ -151,7 +154,7 @@ def main() -> None:
     runs, reps = (5, 3) if args.quick else (50, 11)
     print(f"{'transport':<10}{'era':<12}{'tether ms/call':>16}{'bare ms/call':>14}{'ratio':>8}")
     for transport in ("stdio", "http"):
-        for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
+        for mode, era in ERAS.items():
             med = asyncio.run(measure(transport, mode, runs, reps))
             ratio = med["tether"] / med["bare"]
             print(
