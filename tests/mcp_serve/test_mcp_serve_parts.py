@@ -5,17 +5,19 @@ host rules of the HTTP app, and the guard's answers to each kind of request."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from tether import Agent, tool
+from tether import Agent, report_progress, tool
 from tether.events import TextDelta, ToolDispatch, ToolProgress
 from tether.mcp import approving, serve_agent
 from tether.mcp.approving import Held, Question, Tickets
 from tether.mcp.exposed import definition, needs_approval
 from tether.mcp.httpguard import HttpGuard
 from tether.mcp.served import progress_line
+from tether.messages import ToolUseBlock
 from tether.testing import Reply, ScriptedTransport
 
 
@@ -134,3 +136,28 @@ def test_tickets_kept_are_bounded_the_oldest_dropped() -> None:
     assert tickets.take(first) is None
     assert tickets.take(rest[-1]) is held
     assert len(tickets._held) <= 256
+
+
+async def test_dispatch_tools_passes_each_tools_own_progress_on() -> None:
+    async def _count(n: int) -> str:
+        for i in range(1, n + 1):
+            report_progress(i, n, f"{i}")
+        return f"counted {n}"
+
+    count = replace(tool(_count, name="count"), reports_progress=True)
+    agent = Agent("s", ScriptedTransport([]), tools=[count, remove], execution="parallel")
+    heard: list[tuple[str, str, float, float | None]] = []
+
+    async def progress(event: ToolProgress) -> None:
+        heard.append((event.tool_use_id, event.name, event.progress, event.total))
+
+    calls = [
+        ToolUseBlock("c1", "count", {"n": 2}),
+        ToolUseBlock("c2", "remove", {"path": "x"}),
+        ToolUseBlock("c3", "count", {"n": 1}),
+    ]
+    results = await agent.dispatch_tools(calls, 1, progress=progress)
+    assert [r.content for r in results] == ["counted 2", "x", "counted 1"]
+    assert sorted(heard) == [("c1", "count", 1, 2), ("c1", "count", 2, 2), ("c3", "count", 1, 1)]
+    quiet = await agent.dispatch_tools(calls[:1], 1)
+    assert quiet[0].content == "counted 2"
