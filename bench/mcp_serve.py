@@ -1,12 +1,14 @@
 """Per-call overhead of ``tether mcp-serve`` beside the SDK's bare ``MCPServer`` serving the same
-trivial tool (``add``), over stdio and Streamable HTTP, in both eras of the protocol, one run.
+trivial tool (``add``), in-process, over stdio and over Streamable HTTP, in both eras of the
+protocol, in one run.
 
     python bench/mcp_serve.py            # batches of 50 calls, medians of 11
     python bench/mcp_serve.py --quick    # a fast pass that proves the benchmark still runs
 
-Each side is its own server process, driven by the SDK's ``Client``; batches of calls alternate
-between the two sides. This file is also both servers: ``--bare stdio|http`` runs the SDK's
-``MCPServer``, and ``agent`` is what ``tether mcp-serve --agent bench/mcp_serve.py:agent`` serves.
+Each side is its own server process (or, in-process, its own server object), driven by the SDK's
+``Client``; batches of calls alternate between the two sides. This file is also both servers:
+``--bare stdio|http`` runs the SDK's ``MCPServer``, and ``agent`` is what ``tether mcp-serve
+--agent bench/mcp_serve.py:agent`` serves.
 """
 
 from __future__ import annotations
@@ -41,17 +43,23 @@ def add(a: int, b: int) -> int:
 agent = Agent("You add numbers.", ScriptedTransport([], then=lambda _: Reply("-")), tools=[add])
 
 
-def serve_bare(transport: str, port: int) -> None:
+def bare_server() -> Any:
     """The SDK's own server with the same tool, text only (as tether answers)."""
     from mcp.server.mcpserver import MCPServer
 
-    bare = MCPServer("bare")
+    bare = MCPServer("bare", log_level="WARNING")  # INFO logs each HTTP request
 
     @bare.tool(structured_output=False)
     def add(a: int, b: int) -> str:
         """Add two whole numbers."""
         return str(a + b)
 
+    return bare
+
+
+def serve_bare(transport: str, port: int) -> None:
+    """``bare_server`` over stdio, or Streamable HTTP on 127.0.0.1:``port``."""
+    bare = bare_server()
     if transport == "stdio":
         bare.run("stdio")
     else:
@@ -92,7 +100,13 @@ def _stdio(command: list[str]) -> Any:
 
 @asynccontextmanager
 async def served(side: str, transport: str) -> AsyncIterator[Any]:
-    """What the SDK's ``Client`` connects to: stdio parameters, or the URL of a live server."""
+    """What the SDK's ``Client`` connects to: the server object itself (in this process), stdio
+    parameters, or the URL of a live server."""
+    if transport == "in-process":
+        from tether.mcp import serve_agent
+
+        yield serve_agent(agent).sdk_server() if side == "tether" else bare_server()
+        return
     if side == "tether":
         command = [sys.executable, "-m", "tether.cli", "mcp-serve", "--agent", f"{HERE}:agent"]
     else:
@@ -152,13 +166,13 @@ def main() -> None:
         serve_bare(args.bare, args.port)
         return
     runs, reps = (5, 3) if args.quick else (50, 11)
-    print(f"{'transport':<10}{'era':<12}{'tether ms/call':>16}{'bare ms/call':>14}{'ratio':>8}")
-    for transport in ("stdio", "http"):
+    print(f"{'transport':<12}{'era':<12}{'tether ms/call':>16}{'bare ms/call':>14}{'ratio':>8}")
+    for transport in ("in-process", "stdio", "http"):
         for mode, era in ERAS.items():
             med = asyncio.run(measure(transport, mode, runs, reps))
             ratio = med["tether"] / med["bare"]
             print(
-                f"{transport:<10}{era:<12}{med['tether']:>16.3f}{med['bare']:>14.3f}{ratio:>7.2f}x"
+                f"{transport:<12}{era:<12}{med['tether']:>16.3f}{med['bare']:>14.3f}{ratio:>7.2f}x"
             )
 
 
