@@ -1,18 +1,19 @@
 """Agents the MCP-server tests serve (``tether mcp-serve --agent <this file>:agent``), on a
 scripted model: "add A B" makes it call ``add``, "wait" makes it call ``wait_long``, anything else
-is echoed. ``wait_long`` leaves marker files in ``$TETHER_TEST_MARKERS`` (started, cancelled,
+is echoed; "delete" calls ``delete_file``, which waits for approval. ``count_to`` reports its
+progress. ``wait_long`` leaves marker files in ``$TETHER_TEST_MARKERS`` (started, cancelled,
 finished) so a test can see what a cancelled request did to the run. ``proxy`` serves the tools
-of a real MCP server of its own (``mcp-server-time``), which ``tether mcp-serve`` starts.
-``reporter`` serves ``count_to``, a tool that reports its progress."""
+of a real MCP server of its own (``mcp-server-time``), which ``tether mcp-serve`` starts."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from tether import Agent, McpStdio, Tool, report_progress, tool
+from tether import Agent, McpStdio, report_progress, tool
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request
 
@@ -55,6 +56,17 @@ def delete_file(path: str) -> str:
     return f"deleted {path}"
 
 
+async def _count_to(n: int) -> str:
+    """Count to n, reporting each step as progress."""
+    for i in range(1, n + 1):
+        report_progress(i, n, f"step {i}")
+        await asyncio.sleep(0)
+    return f"counted to {n}"
+
+
+count_to = replace(tool(_count_to, name="count_to"), reports_progress=True)
+
+
 def model(request: Request) -> Reply:
     """The scripted model: a tool's result is the answer; "add A B" and "wait" call tools."""
     last = request.messages[-1]
@@ -73,7 +85,7 @@ def model(request: Request) -> Reply:
 agent = Agent(
     "You add numbers.\nMore of the prompt, never shown.",
     ScriptedTransport([], then=model),
-    tools=[add, broken, wait_long, delete_file],
+    tools=[add, broken, wait_long, delete_file, count_to],
     approval={"delete_file"},
     name="adder",
 )
@@ -86,19 +98,3 @@ proxy = Agent(
     name="clock",
 )
 
-
-async def _count_to(n: int) -> str:
-    for i in range(1, n + 1):
-        report_progress(i, n, f"counted {i}")
-        await asyncio.sleep(0.01)
-    return f"counted to {n}"
-
-
-count_to = Tool(
-    "count_to",
-    _count_to,
-    description="Count to n, reporting each step as progress.",
-    schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
-    reports_progress=True,
-)
-reporter = Agent("You count.", ScriptedTransport([], then=model), tools=[count_to], name="counter")

@@ -54,7 +54,7 @@ async def test_over_http_it_lists_calls_and_asks(http_server: HttpServer) -> Non
         added = await session.call_tool("add", {"a": 40, "b": 2})
         failed = await session.call_tool("broken", {"reason": "over http"})
         asked = await session.call_tool("ask", {"message": "add 2 2"})
-    assert names == {"ask", "add", "broken", "wait_long", "delete_file"}
+    assert names == {"ask", "add", "broken", "wait_long", "delete_file", "count_to"}
     assert text_of(added) == "42"
     assert failed.is_error is True and "broken on purpose: over http" in text_of(failed)
     assert text_of(asked) == "The tool said: 4"

@@ -4,16 +4,20 @@ host rules of the HTTP app, and the guard's answers to each kind of request."""
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from tether import Agent, tool
+from tether import Agent, report_progress, tool
 from tether.events import TextDelta, ToolDispatch, ToolProgress
-from tether.mcp import serve_agent
+from tether.mcp import approving, serve_agent
+from tether.mcp.approving import Held, Question, Tickets
 from tether.mcp.exposed import definition, needs_approval
 from tether.mcp.httpguard import HttpGuard
 from tether.mcp.served import progress_line
+from tether.messages import ToolUseBlock
 from tether.testing import Reply, ScriptedTransport
 
 
@@ -109,3 +113,51 @@ async def test_the_guard_answers_each_kind_of_request() -> None:
     assert await _status(remote, Host="server.lan:8765") == 401
     assert await _status(remote, **mine, Origin="http://server.lan:8765") == 200
     assert await _status(remote, **mine, Origin="http://attacker.example") == 403
+
+
+def test_a_ticket_is_taken_once_and_not_after_it_expired(monkeypatch: pytest.MonkeyPatch) -> None:
+    tickets = Tickets()
+    held = Held((Question("call", "remove", {"path": "x"}),))
+    ticket = tickets.put(held)
+    assert tickets.take(ticket) is held
+    assert tickets.take(ticket) is None  # a state replayed approves nothing
+    assert tickets.take("made-up") is None and tickets.take(None) is None
+    late = tickets.put(held)
+    now = time.monotonic()
+    monkeypatch.setattr(approving.time, "monotonic", lambda: now + 601)
+    assert tickets.take(late) is None
+
+
+def test_tickets_kept_are_bounded_the_oldest_dropped() -> None:
+    tickets = Tickets()
+    held = Held(())
+    first = tickets.put(held)
+    rest = [tickets.put(held) for _ in range(300)]
+    assert tickets.take(first) is None
+    assert tickets.take(rest[-1]) is held
+    assert len(tickets._held) <= 256
+
+
+async def test_dispatch_tools_passes_each_tools_own_progress_on() -> None:
+    async def _count(n: int) -> str:
+        for i in range(1, n + 1):
+            report_progress(i, n, f"{i}")
+        return f"counted {n}"
+
+    count = replace(tool(_count, name="count"), reports_progress=True)
+    agent = Agent("s", ScriptedTransport([]), tools=[count, remove], execution="parallel")
+    heard: list[tuple[str, str, float, float | None]] = []
+
+    async def progress(event: ToolProgress) -> None:
+        heard.append((event.tool_use_id, event.name, event.progress, event.total))
+
+    calls = [
+        ToolUseBlock("c1", "count", {"n": 2}),
+        ToolUseBlock("c2", "remove", {"path": "x"}),
+        ToolUseBlock("c3", "count", {"n": 1}),
+    ]
+    results = await agent.dispatch_tools(calls, 1, on_progress=progress)
+    assert [r.content for r in results] == ["counted 2", "x", "counted 1"]
+    assert sorted(heard) == [("c1", "count", 1, 2), ("c1", "count", 2, 2), ("c3", "count", 1, 1)]
+    quiet = await agent.dispatch_tools(calls[:1], 1)
+    assert quiet[0].content == "counted 2"

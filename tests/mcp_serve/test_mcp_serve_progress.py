@@ -9,7 +9,7 @@ from pathlib import Path
 from mcp_serve_helpers import AGENTS
 from test_mcp_serve_stdio import connected
 
-REPORTER = f"{AGENTS}:reporter"
+REPORTER = f"{AGENTS}:agent"
 
 
 async def test_a_tools_own_progress_reaches_the_client_before_its_result(markers: Path) -> None:
@@ -22,7 +22,7 @@ async def test_a_tools_own_progress_reaches_the_client_before_its_result(markers
         result = await session.call_tool("count_to", {"n": 3}, progress_callback=progress)
     assert not result.is_error
     assert [item.text for item in result.content if item.type == "text"] == ["counted to 3"]
-    assert heard == [(1, 3, "counted 1"), (2, 3, "counted 2"), (3, 3, "counted 3")]
+    assert heard == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
 async def test_a_client_that_asked_for_no_progress_gets_the_result_alone(markers: Path) -> None:

@@ -39,7 +39,7 @@ async def connected(markers: Path, spec: str = AGENT_SPEC) -> AsyncIterator[Clie
 async def test_it_lists_the_agents_tools_with_their_schemas_and_hints(markers: Path) -> None:
     async with connected(markers) as session:
         listed = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(listed) == {"ask", "add", "broken", "wait_long", "delete_file"}
+    assert set(listed) == {"ask", "add", "broken", "wait_long", "delete_file", "count_to"}
     add = listed["add"]
     assert add.description == "Add two whole numbers."
     assert add.input_schema["properties"]["a"]["type"] == "integer"
@@ -134,7 +134,7 @@ async def test_the_stateless_era_lists_calls_and_asks(markers: Path) -> None:
         names = {t.name for t in (await client.list_tools()).tools}
         added = await client.call_tool("add", {"a": 5, "b": 6})
         asked = await client.call_tool("ask", {"message": "add 1 2"})
-    assert names == {"ask", "add", "broken", "wait_long", "delete_file"}
+    assert names == {"ask", "add", "broken", "wait_long", "delete_file", "count_to"}
     assert text_of(added) == "11"
     assert text_of(asked) == "The tool said: 3"
 

@@ -7,21 +7,37 @@ reports reach a client that asked for progress). The agent itself is the
 tool ``ask``: one string, a whole turn, a progress notification per tool call it makes when the
 client asked for progress; cancelling the request cancels the run. The agent's MCP servers
 (tool sources not yet entered) are entered while the server serves. The agent is read through
-``ServedAgent`` (this layer does not import the engine).
+``ServedAgent`` (this layer does not import the engine). A call that waits for a person's
+approval asks the client through elicitation (``approving``): yes runs it, no answers an error
+result; in ``ask`` the paused run resumes with the decision.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any, Protocol
 
+from ..context import ContextStore, MemoryContextStore
 from ..errors import RunPaused
 from ..events import StreamEvent, ToolDispatch, ToolProgress
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..tools.selector import ToolSource, read_tools
 from ..tools.tool import Tool
+from .approving import (
+    CALL,
+    Held,
+    Question,
+    Tickets,
+    answered,
+    ask_now,
+    asking,
+    can_elicit,
+    declined,
+    input_required_era,
+    ticket_of,
+)
 from .exposed import ASK, ask_definition, call_result, definition, error_result, needs_approval
 
 __all__ = ["AgentServer", "ServedAgent", "ServedRun", "opened", "progress_line", "serve_agent"]
@@ -29,6 +45,7 @@ __all__ = ["AgentServer", "ServedAgent", "ServedRun", "opened", "progress_line",
 log = logging.getLogger("tether.mcp")
 
 _INVALID_PARAMS = -32602  # JSON-RPC: what the spec answers for a tool it does not have
+_DENIED = "the user declined it"  # what the model reads of a call the user said no to
 
 
 class ServedRun(Protocol):
@@ -56,7 +73,11 @@ class ServedAgent(Protocol):
     @property
     def approval(self) -> object: ...
 
-    def run_stream(self, user_message: str, /) -> ServedRun: ...
+    def run_stream(self, user_message: str, context: ContextStore, /) -> ServedRun: ...
+
+    def resume_stream(
+        self, context: ContextStore, approve: Iterable[str], deny: Mapping[str, str], /
+    ) -> ServedRun: ...
 
     async def dispatch_tools(
         self,
@@ -86,20 +107,31 @@ class AgentServer:
         self.agent = agent
         self.expose_agent = expose_agent
         self._calls = 0
+        self._tickets = Tickets()  # what waits for a client's answers (2026-07-28)
 
     def sdk_server(self) -> Any:
         """A new SDK low-level ``Server`` answering ``tools/list`` and ``tools/call``."""
         from mcp.server.lowlevel import Server  # noqa: PLC0415 - the SDK, on first use
+        from mcp.server.request_state import (  # noqa: PLC0415
+            RequestStateBoundary,
+            RequestStateSecurity,
+        )
 
         from .. import __version__  # noqa: PLC0415
 
-        return Server(
+        server = Server(
             self.agent.name,
             version=__version__,
             lifespan=lambda _: opened(self.agent.tools),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+        # the request state of an input_required answer, sealed and bound to the call it asks for
+        boundary = RequestStateBoundary(
+            RequestStateSecurity.ephemeral(), default_audience=self.agent.name
+        )
+        server.middleware.append(boundary)
+        return server
 
     async def run_stdio(self) -> None:
         """Serve one client over this process's stdin and stdout until it closes them."""
@@ -147,60 +179,119 @@ class AgentServer:
         name: str = params.name
         arguments: dict[str, Any] = dict(params.arguments or {})
         if self.expose_agent and name == ASK:
-            return await self._ask(ctx, arguments)
+            return await self._ask(ctx, params, arguments)
         tools = {t.name: t for t in await self._tools()}
         if name not in tools:
             from mcp import MCPError  # noqa: PLC0415
 
             raise MCPError(_INVALID_PARAMS, f"Unknown tool: {name!r}")
-        return await self._dispatch(ctx, name, arguments)
+        return await self._dispatch(ctx, params, name, arguments)
 
-    async def _dispatch(self, ctx: Any, name: str, arguments: Mapping[str, Any]) -> Any:
-        """One call through the agent's dispatch, the tool's progress reports passed on to a
-        client that asked for progress; a call that waits for a person is refused."""
+    async def _dispatch(
+        self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any]
+    ) -> Any:
+        """One call through the agent's dispatch, once approved if it waits for a person; the
+        tool's own progress reported to the client."""
 
-        async def passed_on(report: ToolProgress) -> None:
-            await ctx.session.report_progress(report.progress, report.total, report.message)
+        async def progress(event: ToolProgress) -> None:
+            await ctx.session.report_progress(event.progress, event.total, event.message)
 
         try:
             if needs_approval(self.agent.approval, name, arguments):
-                return error_result(
-                    f"{name!r} needs a person's approval before it runs, and this server cannot "
-                    "ask for it: call it from a tether run that can approve it"
-                )
+                refused = await self._approval(ctx, params, name, arguments)
+                if refused is not None:
+                    return refused
             self._calls += 1
             block = ToolUseBlock(f"mcp_{self._calls}", name, dict(arguments))
-            (result,) = await self.agent.dispatch_tools([block], 1, on_progress=passed_on)
+            (result,) = await self.agent.dispatch_tools([block], 1, on_progress=progress)
         except Exception as exc:  # dispatch answers failures itself; anything else is still one
             log.exception("MCP call of %r failed", name)
             return error_result(f"the call of {name!r} failed: {type(exc).__name__}: {exc}")
         return call_result(result)
 
-    async def _ask(self, ctx: Any, arguments: Mapping[str, Any]) -> Any:
-        """A whole turn on the message; progress per tool call; cancelled with the request."""
+    async def _approval(
+        self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any]
+    ) -> Any | None:
+        """None when the person approved the call; else what the call answers: a refusal, the
+        question (``input_required``), or that the user declined."""
+        if not can_elicit(ctx):
+            return error_result(
+                f"{name!r} needs a person's approval before it runs, and this server cannot ask "
+                "for it: the client supports no elicitation. Call it from a client that does, "
+                "or from a tether run that can approve it"
+            )
+        question = Question(CALL, name, arguments)
+        if input_required_era(ctx):
+            held = self._tickets.take(ticket_of(params))
+            decisions = None if held is None or held.context is not None else answered(params, held)
+            if decisions is None:
+                return asking([question], self._tickets.put(Held((question,))))
+        else:
+            decisions = await ask_now(ctx, [question])
+        return None if decisions[CALL] else error_result(declined(name))
+
+    async def _ask(self, ctx: Any, params: Any, arguments: Mapping[str, Any]) -> Any:
+        """A whole turn on the message; progress per tool call; cancelled with the request; a
+        pause for approval asks the client and resumes the run with its answers."""
         message = arguments.get("message")
         if not isinstance(message, str) or not message.strip():
             return error_result("ask takes one argument, 'message': the text to ask the agent")
-        stream = self.agent.run_stream(message)
+        if ticket_of(params) is None:
+            context: ContextStore = MemoryContextStore()
+            stream = self.agent.run_stream(message, context)
+        else:
+            held = self._tickets.take(ticket_of(params))
+            if held is None or held.context is None:
+                return error_result(
+                    "the run that waited for approval is gone (answered already, expired, or "
+                    "the server restarted): ask again"
+                )
+            context = held.context
+            decisions = answered(params, held)
+            if decisions is None:  # not every question answered: ask them again
+                return asking(held.questions, self._tickets.put(held))
+            stream = self._resumed(context, decisions)
         try:
-            sent = 0
-            async for event in stream:
-                line = progress_line(event)
-                if line is not None:  # the SDK sends it only to a client that asked for progress
-                    sent += 1
-                    await ctx.session.report_progress(sent, None, line)
-            answer = await stream.get_final_text()
-        except RunPaused as paused:
-            names = ", ".join(sorted({call.name for call in paused.pending}))
-            return error_result(
-                f"the run paused: calls of {names} wait for a person's approval, which this "
-                "server cannot ask for"
-            )
+            while True:
+                outcome = await _follow(ctx, stream)
+                if not isinstance(outcome, RunPaused):
+                    return outcome
+                questions = [Question(c.id, c.name, c.input) for c in outcome.pending]
+                if not can_elicit(ctx):
+                    names = ", ".join(sorted({q.name for q in questions}))
+                    return error_result(
+                        f"the run paused: calls of {names} wait for a person's approval, and "
+                        "this server cannot ask for it: the client supports no elicitation"
+                    )
+                if input_required_era(ctx):
+                    ticket = self._tickets.put(Held(tuple(questions), context))
+                    return asking(questions, ticket)
+                stream = self._resumed(context, await ask_now(ctx, questions))
         except Exception as exc:
             return error_result(f"the run failed: {type(exc).__name__}: {exc}")
-        finally:
-            await stream.aclose()
-        return call_result(ToolResultBlock(ASK, answer))
+
+    def _resumed(self, context: ContextStore, decisions: Mapping[str, bool]) -> ServedRun:
+        approve = [key for key, yes in decisions.items() if yes]
+        deny = {key: _DENIED for key, yes in decisions.items() if not yes}
+        return self.agent.resume_stream(context, approve, deny)
+
+
+async def _follow(ctx: Any, stream: ServedRun) -> Any:
+    """A run's stream read to its end, a progress notification per line (sent by the SDK only
+    to a client that asked for progress): the answer as a result, or the ``RunPaused``."""
+    try:
+        sent = 0
+        async for event in stream:
+            line = progress_line(event)
+            if line is not None:
+                sent += 1
+                await ctx.session.report_progress(sent, None, line)
+        answer = await stream.get_final_text()
+    except RunPaused as paused:
+        return paused
+    finally:
+        await stream.aclose()
+    return call_result(ToolResultBlock(ASK, answer))
 
 
 @asynccontextmanager
