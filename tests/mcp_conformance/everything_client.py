@@ -14,6 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable
 
 from tether import McpStreamable
+from tether.mcp import Elicitation
 
 Step = Callable[[McpStreamable], Awaitable[None]]
 
@@ -40,7 +41,8 @@ async def reconnection(server: McpStreamable) -> None:
 
 
 async def elicitation_defaults(server: McpStreamable) -> None:
-    """Call the tool that elicits with defaults (pending: tether's client answers elicitation)."""
+    """Call the tool that elicits with defaults: the user accepts without filling anything in,
+    so tether's client answers with the requested schema's defaults (``accept_defaults``)."""
     result = await server.call("test_client_elicitation_defaults", {})
     if result.is_error:
         raise RuntimeError(f"test_client_elicitation_defaults failed: {result.content!r}")
@@ -71,9 +73,16 @@ def step_for(scenario: str) -> Step:
     raise SystemExit(f"everything_client: no steps for the scenario {scenario!r}")
 
 
+def accept_defaults(question: Elicitation) -> dict[str, object]:
+    """The user accepts the form as it is shown: nothing typed, every default kept."""
+    return {}
+
+
 async def main(url: str, scenario: str) -> None:
     step = step_for(scenario)
-    async with McpStreamable(url, timeout=30.0, connect_timeout=30.0) as server:
+    async with McpStreamable(
+        url, timeout=30.0, connect_timeout=30.0, on_elicit=accept_defaults
+    ) as server:
         await step(server)
 
 
