@@ -1,14 +1,19 @@
 """MCP tools for tether's loop: ``McpTool`` (defined in-process), ``McpStdio`` (a child process)
 and ``McpStreamable`` (over HTTP), on the official SDK (the ``mcp`` extra, loaded on first use);
-and the other way round, ``serve_agent``: an agent's tools, and the agent itself, as an MCP
-server."""
+a server's resources and prompts (``Resource``, ``ResourceTemplate``, ``Prompt``), and the
+client's model for a server's sampling requests (``Sampling``); and the other way round,
+``serve_agent``: an agent's tools, and the agent itself, as an MCP server."""
 
 from __future__ import annotations
 
+from .prompts import Prompt, PromptArgument
+from .resources import Resource, ResourceTemplate
+from .sampling import Sampling, SamplingRequest
 from .served import AgentServer, serve_agent
 from .server import McpError, McpServer
 from .stdio import McpStdio
 from .streamable import McpStreamable
+from .subscriptions import ResourceSubscription
 from .tool import McpTool
 
 __all__ = [
@@ -18,5 +23,12 @@ __all__ = [
     "McpStdio",
     "McpStreamable",
     "McpTool",
+    "Prompt",
+    "PromptArgument",
+    "Resource",
+    "ResourceSubscription",
+    "ResourceTemplate",
+    "Sampling",
+    "SamplingRequest",
     "serve_agent",
 ]

@@ -26,9 +26,14 @@ from ..tools.tool import Tool
 from .catalog import ToolCatalog
 from .connection import Connection, first_cause
 from .content import result_content
+from .library import ServerLibrary
 from .listing import Listing, read_listing
 from .prefix import checked_name_prefix, prefix_of
+from .prompts import Prompt
 from .redact import scrub
+from .resources import MAX_RESOURCE_BYTES, Resource, ResourceTemplate
+from .sampling import Sampling, sampling_callback
+from .subscriptions import OnUpdate, ResourceSubscription
 from .tool import McpTool
 
 __all__ = ["McpError", "McpServer"]
@@ -75,12 +80,20 @@ class McpServer:
         *,
         name: str | None = None,
         name_prefix: str | None = None,
+        on_sampling: Sampling | None = None,
     ) -> None:
         """``derived`` is the prefix a kind of server makes of its command or URL: the
         ``auto_prefix`` unless ``name`` is given, the ``prefix`` unless ``name`` or
-        ``name_prefix`` is."""
+        ``name_prefix`` is. ``on_sampling`` answers the server's sampling requests
+        (``sampling.py``); without it the client does not offer sampling."""
         if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
+        if on_sampling is not None and not isinstance(on_sampling, Sampling):
+            raise TypeError(
+                f"on_sampling= takes a tether.mcp.Sampling(model=..., consent=...), got {on_sampling!r}"
+            )
+        self.on_sampling = on_sampling
+        self._library = ServerLibrary(self._live, self._guarded, self.describe, self._own_name)
         self.name_prefix = checked_name_prefix(name_prefix)
         own = derived if name is None else name
         self.prefix = prefix_of(own if name is not None or name_prefix is None else name_prefix)
@@ -149,6 +162,7 @@ class McpServer:
     async def __aexit__(self, *exc_info: object) -> None:
         self._entered = False
         await self._catalog.close()
+        await self._library.close()
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.close()
@@ -251,6 +265,7 @@ class McpServer:
 
     def _changed(self) -> None:
         self._catalog.invalidate()
+        self._library.reset(lost=True)
         self.revision += 1
 
     def _announced(self) -> None:
@@ -274,6 +289,52 @@ class McpServer:
 
     def _settled(self) -> None:
         self.revision += 1  # a reading ended: a loop that cached the last list asks again
+
+    # -- resources, prompts, sampling (library.py, sampling.py) -----------------------------------
+
+    async def resources(self) -> list[Resource]:
+        """The server's resources, listed (no content: ``read_resource`` reads one). The list
+        is kept until the server says it changed, when it promises to (else read each time);
+        entries it could not read are left out and named in ``listing_problems``."""
+        return await self._library.resources()
+
+    async def resource_templates(self) -> list[ResourceTemplate]:
+        """The server's resource templates (URIs to fill in, then ``read_resource``)."""
+        return await self._library.resource_templates()
+
+    async def read_resource(self, uri: str, *, max_bytes: int = MAX_RESOURCE_BYTES) -> Resource:
+        """Read the resource at ``uri`` (text as ``text``, binary as ``data``); more than
+        ``max_bytes`` in all, or no answer within ``timeout``, raises ``McpError``."""
+        return await self._library.read_resource(uri, max_bytes)
+
+    async def prompts(self) -> list[Prompt]:
+        """The server's prompts, listed with their arguments (kept as ``resources`` are)."""
+        return await self._library.prompts()
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> Prompt:
+        """The prompt ``name`` filled in with ``arguments`` (strings), its messages as tether
+        ``Message``s; no answer within ``timeout`` raises ``McpError``."""
+        return await self._library.get_prompt(name, arguments)
+
+    async def subscribe(self, uri: str, on_update: OnUpdate | None = None) -> ResourceSubscription:
+        """Follow the resource at ``uri``: the subscription yields its URI each time the server
+        says it changed (and tells ``on_update``, if given); close it when done."""
+        return await self._library.subscribe(uri, on_update, self.connect_timeout)
+
+    @property
+    def listing_problems(self) -> dict[str, tuple[str, ...]]:
+        """What the last listing of each kind (``resources``, ``resource templates``,
+        ``prompts``) left out or cut, in words; empty tuples when nothing."""
+        return dict(self._library.problems)
+
+    def _own_name(self) -> str:
+        return self.prefix
+
+    def _client_options(self) -> dict[str, Any]:
+        """The SDK ``Client``'s keyword arguments for what this server was given."""
+        if self.on_sampling is None:
+            return {}
+        return {"sampling_callback": sampling_callback(self.on_sampling, lambda: self.label)}
 
     # -- the connection ---------------------------------------------------------------------------
 
@@ -348,7 +409,13 @@ class McpServer:
         raise McpError(f"{failure} (gave up after {len(_RECONNECT_DELAYS)} reconnection attempts)")
 
     async def _connect(self) -> Any:
-        connection = Connection(self._transport, self._announced, self._drop)
+        connection = Connection(
+            self._transport,
+            self._announced,
+            self._drop,
+            notice=self._library,
+            options=self._client_options(),
+        )
         try:
             client = await connection.open(self.connect_timeout)
         except TimeoutError:

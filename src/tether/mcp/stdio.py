@@ -10,6 +10,7 @@ from typing import Any
 from .child import child_streams
 from .prefix import command_prefix
 from .redact import scrub, secret_args, secret_env
+from .sampling import Sampling
 from .server import McpServer
 from .stderr import StderrTail
 
@@ -38,6 +39,7 @@ class McpStdio(McpServer):
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
+        on_sampling: Sampling | None = None,
     ) -> None:
         if not command:
             raise ValueError("McpStdio needs a command")
@@ -50,6 +52,7 @@ class McpStdio(McpServer):
             list_timeout,
             name=name,
             name_prefix=name_prefix,
+            on_sampling=on_sampling,
         )
         self.command = command
         self.args = list(args)

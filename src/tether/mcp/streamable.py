@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from .limits import MAX_MESSAGE
 from .prefix import host_prefix, prefix_of
+from .sampling import Sampling
 from .server import McpServer
 
 __all__ = ["McpStreamable"]
@@ -33,6 +34,7 @@ class McpStreamable(McpServer):
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
+        on_sampling: Sampling | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -46,6 +48,7 @@ class McpStreamable(McpServer):
             list_timeout,
             name=name,
             name_prefix=name_prefix,
+            on_sampling=on_sampling,
         )
         self._named = name is not None or name_prefix is not None
         self.url = url

@@ -25,12 +25,14 @@ from ..context import Compaction, ContextStore, MemoryContextStore, SessionOpene
 from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..loop import AgentStream, Approval, CompleteCalls, Limits
+from ..mcp.sampling import Sampling
 from ..messages import Message, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport, TakesOptions
 from ..types import ZERO_USAGE, Usage
 from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
+from .library import SessionLibrary, lend_sampling
 from .parts import UserInput, user_message
 from .replies import PadwanCalls, PadwanReplies, limit_text, raised_text
 from .snapshot import ConversationStore, read_snapshot, read_usage, snapshot_of
@@ -46,7 +48,7 @@ _UNBOUNDED = sys.maxsize
 Decided: TypeAlias = tuple[tuple[str, ...], dict[str, str]]  # approved ids, denied ids: reasons
 
 
-class AgentSession:
+class AgentSession(SessionLibrary):
     """A conversation with a model and its tools, kept between ``send``/``stream`` calls.
 
     ``client`` is a transport, a model string (``"openai:gpt-4.1"``, ``"local"``, ...) or
@@ -59,6 +61,10 @@ class AgentSession:
     person across processes: ``send`` raises ``RunPaused``, ``resume`` goes on (``approve_tool``
     is the in-process form, asked while the run waits). ``compaction`` (``tether.Compaction``)
     summarises the older part of a long conversation; the summary is stored with the session.
+    ``on_sampling`` (``tether.mcp.Sampling``) answers the sampling requests of every server the
+    session opens that has no ``on_sampling`` of its own. Its servers' resources and prompts:
+    ``resources()``, ``read_resource(uri)``, ``prompts()``, ``get_prompt(name, arguments)``,
+    ``subscribe(uri)`` (each naming the server, by ``server=`` where that is not clear).
 
     In padwan-ai's words, as its users' code reads them: an empty reply is ``(no response)``;
     an unknown tool, arguments that are not JSON, a handler that raised (without
@@ -85,6 +91,7 @@ class AgentSession:
         limits: Limits | None = None,
         approval: Approval | None = None,
         compaction: Compaction | None = None,
+        on_sampling: Sampling | None = None,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -107,6 +114,9 @@ class AgentSession:
         self.last_usage: Usage = ZERO_USAGE
         self.total_usage: Usage = ZERO_USAGE
         self._tools = SessionTools(mcp_tools)  # the user's list, read again every round
+        if on_sampling is not None and not isinstance(on_sampling, Sampling):
+            raise TypeError(f"on_sampling= takes a tether.mcp.Sampling, got {on_sampling!r}")
+        self._tools.before_enter = lend_sampling(on_sampling)
         self._context: ContextStore = MemoryContextStore(session_id=self.session_id)
         self._messages: list[Message] = []
         self._pending: Awaitable[None] | None = None  # restoring what an async store gives

@@ -64,6 +64,7 @@ class SessionTools:
         self._served: dict[int, tuple[McpTool, Tool]] = {}  # ... those of servers' ``tools``
         self._renamed: dict[int, tuple[Tool, Tool]] = {}  # each prefixed tool, by its original
         self._by_name: dict[str, Tool] = {}
+        self.before_enter: Callable[[Any], None] | None = None  # told of each server it opens
         self._local()  # bad items are refused now, not at the first round
 
     @property
@@ -106,6 +107,8 @@ class SessionTools:
             return
         if key not in self._entered:
             if not _open(server):
+                if self.before_enter is not None:
+                    self.before_enter(server)
                 await self._exits.enter_async_context(server)
             self._entered[key] = server
         await server.ping()
@@ -132,6 +135,15 @@ class SessionTools:
             number += 1
             unique = f"{prefix}-{number}"
         return unique
+
+    def named_servers(self) -> list[tuple[str, Any]]:
+        """The servers in the list now, each with its name in the session (its prefix, unique
+        in the session, once it was connected; else the one it derives)."""
+        named = []
+        for server in self.servers:
+            name = self._prefixes.get(id(server)) or derived_prefix(server)
+            named.append((name or repr(server), server))
+        return named
 
     async def list_tools(self) -> list[Tool]:
         local = self._local()
