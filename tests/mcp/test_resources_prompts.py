@@ -71,7 +71,11 @@ async def test_everything_lists_and_reads_resources_templates_and_prompts(
         resources = await server.resources()
         by_uri = {r.uri: r for r in resources}
         doc = by_uri["demo://resource/static/document/architecture.md"]
-        assert (doc.name, doc.mime_type, doc.server) == ("architecture.md", "text/markdown", "everything")
+        assert (doc.name, doc.mime_type, doc.server) == (
+            "architecture.md",
+            "text/markdown",
+            "everything",
+        )
         assert doc.text is None and doc.data is None  # listed, not read
         templates = {t.uri_template: t for t in await server.resource_templates()}
         assert "demo://resource/dynamic/text/{resourceId}" in templates
@@ -89,7 +93,9 @@ async def test_everything_lists_and_reads_resources_templates_and_prompts(
         got = await server.get_prompt("args-prompt", {"city": "Paris", "state": "TX"})
         assert [m.role for m in got.messages] == ["user"]
         assert "Paris" in got.messages[0].text and got.server == "everything"
-        embedded = await server.get_prompt("resource-prompt", {"resourceType": "Blob", "resourceId": "2"})
+        embedded = await server.get_prompt(
+            "resource-prompt", {"resourceType": "Blob", "resourceId": "2"}
+        )
         texts = [b.text for m in embedded.messages for b in m.content if isinstance(b, TextBlock)]
         assert any(t.startswith("Resource 2: This is a base64 blob") for t in texts)  # decoded
 
@@ -211,7 +217,9 @@ async def test_resources_become_message_blocks(tmp_path: Path) -> None:
     (image,) = pixel.blocks()
     assert isinstance(image, ImageBlock) and image.media_type == "image/png"
     assert base64.b64decode(image.data or "") == PIXEL
-    with pytest.raises(ValueError, match=r"note://archive \(application/zip, \d+ bytes\).*binary='reference'"):
+    with pytest.raises(
+        ValueError, match=r"note://archive \(application/zip, \d+ bytes\).*binary='reference'"
+    ):
         archive.blocks()
     (named,) = archive.blocks(binary="reference")
     assert isinstance(named, TextBlock) and "note://archive" in named.text
@@ -313,7 +321,7 @@ async def test_a_prompt_that_never_ends_times_out() -> None:
 
 async def test_bad_arguments_are_refused_before_asking() -> None:
     async with hostile() as server:
-        with pytest.raises(TypeError, match="argument 'n' must be a string.*str\\(\\)"):
+        with pytest.raises(TypeError, match=r"argument 'n' must be a string.*str\(\)"):
             await server.get_prompt("good", {"n": 3})  # type: ignore[dict-item]
         with pytest.raises(TypeError, match="URI as a string"):
             await server.read_resource(None)  # type: ignore[arg-type]

@@ -46,16 +46,11 @@ _KINDS = {
 _WIRE = {"resource": "resources", "resource template": "resource templates", "prompt": "prompts"}
 
 
-def _error(message: str) -> Exception:
-    from .server import McpError  # noqa: PLC0415 - server.py imports this module
-
-    return McpError(message)
-
-
 class ServerLibrary:
     """The resources and prompts of one server. ``live()`` gives its connected client,
     ``guarded(request, what)`` awaits a request within the server's timeout (failures as
-    ``McpError``), ``describe()`` names the server in errors, ``name()`` in what it lists."""
+    ``McpError``), ``describe()`` names the server in errors, ``name()`` in what it lists;
+    ``error`` is the type of error raised (``McpError``)."""
 
     def __init__(
         self,
@@ -63,7 +58,9 @@ class ServerLibrary:
         guarded: Guarded,
         describe: Callable[[], str],
         name: Callable[[], str],
+        error: type[Exception],
     ) -> None:
+        self._error = error
         self._live = live
         self._guarded = guarded
         self._describe = describe
@@ -100,7 +97,7 @@ class ServerLibrary:
         the old one (handshake era) end with an error."""
         self._moved_on(*_KINDS)
         if lost:
-            failure = _error(
+            failure = self._error(
                 f"{self._describe()} went away: its resource subscriptions ended (subscribe again)"
             )
             for subscriptions in self._subscribed.values():
@@ -172,9 +169,11 @@ class ServerLibrary:
         try:
             return read_contents(uri, list(result.contents), self._name(), known, max_bytes)
         except TooLarge as exc:
-            raise _error(f"{self._describe()} sent too much: {exc} (max_bytes=)") from None
+            raise self._error(f"{self._describe()} sent too much: {exc} (max_bytes=)") from None
         except ValueError as exc:
-            raise _error(f"{self._describe()} answered the read of {uri} badly: {exc}") from None
+            raise self._error(
+                f"{self._describe()} answered the read of {uri} badly: {exc}"
+            ) from None
 
     async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None) -> Prompt:
         if not isinstance(name, str) or not name:
@@ -185,7 +184,9 @@ class ServerLibrary:
         try:
             messages = prompt_messages(result)
         except ValueError as exc:
-            raise _error(f"{self._describe()} answered the prompt {name!r} badly: {exc}") from None
+            raise self._error(
+                f"{self._describe()} answered the prompt {name!r} badly: {exc}"
+            ) from None
         listed = next((e for e in self._kept.get("prompts", ()) if e.name == name), None)
         base = prompt_of(listed, self._name()) if listed is not None else None
         return Prompt(
@@ -198,7 +199,9 @@ class ServerLibrary:
 
     # -- subscriptions ----------------------------------------------------------------------------
 
-    async def subscribe(self, uri: str, on_update: OnUpdate | None, limit: float) -> ResourceSubscription:
+    async def subscribe(
+        self, uri: str, on_update: OnUpdate | None, limit: float
+    ) -> ResourceSubscription:
         if not isinstance(uri, str) or not uri:
             raise TypeError(f"subscribe takes a resource's URI as a string, got {uri!r}")
         client = await self._live()
@@ -208,7 +211,9 @@ class ServerLibrary:
         subscription: ResourceSubscription
 
         async def stop() -> None:
-            await (self._unlisten(subscription) if modern else self._unsubscribe(client, subscription))
+            await (
+                self._unlisten(subscription) if modern else self._unsubscribe(client, subscription)
+            )
 
         subscription = ResourceSubscription(uri, on_update, stop)
         if modern:
@@ -216,7 +221,7 @@ class ServerLibrary:
             return subscription
         resources = getattr(client.server_capabilities, "resources", None)
         if not getattr(resources, "subscribe", False):
-            raise _error(f"{self._describe()} offers no resource subscriptions")
+            raise self._error(f"{self._describe()} offers no resource subscriptions")
         if not self._subscribed.get(uri):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # deprecated in 2026, but this era's way
@@ -235,9 +240,9 @@ class ServerLibrary:
         except BaseException as exc:
             task.cancel()
             if isinstance(exc, TimeoutError):
-                raise _error(f"the subscription to {subscription.uri} timed out") from None
-            if isinstance(exc, Exception) and not _is_mcp(exc):
-                raise _error(
+                raise self._error(f"the subscription to {subscription.uri} timed out") from None
+            if isinstance(exc, Exception) and not isinstance(exc, self._error):
+                raise self._error(
                     f"{self._describe()} refused the subscription to {subscription.uri}: {exc}"
                 ) from None
             raise
@@ -250,7 +255,9 @@ class ServerLibrary:
             async with client.listen(resource_subscriptions=[uri]) as stream:
                 honored = getattr(stream.honored, "resource_subscriptions", None) or ()
                 if uri not in honored:
-                    ready.set_exception(_error(f"{self._describe()} did not accept a subscription to {uri}"))
+                    ready.set_exception(
+                        self._error(f"{self._describe()} did not accept a subscription to {uri}")
+                    )
                     return
                 ready.set_result(None)
                 async for event in stream:
@@ -263,7 +270,9 @@ class ServerLibrary:
         except Exception as exc:
             if not ready.done():
                 ready.set_exception(exc)
-            subscription.end(_error(f"the subscription to {uri} was lost ({exc}): subscribe again"))
+            subscription.end(
+                self._error(f"the subscription to {uri} was lost ({exc}): subscribe again")
+            )
 
     async def _unlisten(self, subscription: ResourceSubscription) -> None:
         task = self._listens.get(id(subscription))
@@ -312,9 +321,3 @@ def _unique(kind: str, entries: list[Any]) -> tuple[list[Any], tuple[str, ...]]:
 def _described(result: Any) -> str | None:
     text = getattr(result, "description", None)
     return text if isinstance(text, str) and text else None
-
-
-def _is_mcp(exc: BaseException) -> bool:
-    from .server import McpError  # noqa: PLC0415
-
-    return isinstance(exc, McpError)

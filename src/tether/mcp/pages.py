@@ -21,9 +21,7 @@ class Pages:
     problems: tuple[str, ...] = ()
 
 
-async def read_pages(
-    fetch: Callable[[str | None], Awaitable[Any]], key: str, what: str
-) -> Pages:
+async def read_pages(fetch: Callable[[str | None], Awaitable[Any]], key: str, what: str) -> Pages:
     """Every page of a listing: ``fetch(cursor)`` gives one page, whose ``key`` holds its
     entries and ``next_cursor`` the next page's cursor."""
     entries: list[Any] = []

@@ -12,7 +12,7 @@ from typing import Any
 from ..messages import AudioBlock, ContentBlock, ImageBlock, Message, TextBlock
 from .resources import MAX_DESCRIPTION
 
-__all__ = ["Prompt", "PromptArgument", "check_arguments", "prompt_of", "prompt_messages"]
+__all__ = ["Prompt", "PromptArgument", "check_arguments", "prompt_messages", "prompt_of"]
 
 MAX_MESSAGES = 1_000  # messages of one prompt kept
 MAX_PROMPT_CHARS = 1_000_000  # characters of one prompt's text, all its messages together
@@ -56,7 +56,9 @@ def check_arguments(name: str, arguments: Mapping[str, Any] | None) -> dict[str,
     if arguments is None:
         return {}
     if not isinstance(arguments, Mapping):
-        raise TypeError(f"the arguments of prompt {name!r} are a dict of strings, got {arguments!r}")
+        raise TypeError(
+            f"the arguments of prompt {name!r} are a dict of strings, got {arguments!r}"
+        )
     for key, value in arguments.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise TypeError(
@@ -108,7 +110,7 @@ def _embedded(resource: Any) -> ContentBlock:
             return ImageBlock(mime, blob)
         if mime.startswith("text/"):
             try:
-                return TextBlock(b64decode(blob).decode("utf-8"))
+                return TextBlock(b64decode(str(blob)).decode("utf-8"))
             except UnicodeDecodeError:
                 pass
     size = len(blob) * 3 // 4 if isinstance(blob, str) else 0

@@ -92,7 +92,9 @@ def _block(part: Resource, binary: Binary) -> ContentBlock:
     if mime in _IMAGES:
         return ImageBlock(mime, b64encode(part.data).decode())
     if mime in _AUDIO:
-        return AudioBlock("audio/wav" if "wav" in mime else "audio/mpeg", b64encode(part.data).decode())
+        return AudioBlock(
+            "audio/wav" if "wav" in mime else "audio/mpeg", b64encode(part.data).decode()
+        )
     if mime.startswith("text/") or mime in _TEXTUAL:
         try:
             return TextBlock(part.data.decode("utf-8"))

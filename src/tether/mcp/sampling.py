@@ -149,7 +149,7 @@ def _block(item: Any) -> ContentBlock:
         if kind == "image" and mime in _IMAGES:
             return ImageBlock(mime, data)
         if kind == "audio":
-            return AudioBlock(mime, data)
+            return AudioBlock(mime, str(data))
     raise ValueError(f"this client reads text, images and audio in sampling requests, not {kind!r}")
 
 
@@ -176,7 +176,7 @@ async def _reply(model: CompletionTransport, request: SamplingRequest) -> Any:
     from mcp_types import CreateMessageResult, TextContent  # noqa: PLC0415
 
     capped = isinstance(model, TakesOptions)
-    transport = _capped(model, request) if capped else model
+    transport = _capped(model, request) if isinstance(model, TakesOptions) else model
     pieces: list[str] = []
     end: IterationEnd | None = None
     async for event in transport.stream(request.messages, (), request.system or ""):
@@ -200,7 +200,8 @@ async def _reply(model: CompletionTransport, request: SamplingRequest) -> Any:
 
 
 def _capped(model: TakesOptions, request: SamplingRequest) -> CompletionTransport:
-    """``model`` asking for at most the granted tokens, with the server's preferences it can take."""
+    """``model`` asking for at most the granted tokens, with what it can take of the server's
+    preferences."""
     changes: dict[str, Any] = {"max_tokens": request.granted_tokens}
     if request.temperature is not None and 0 <= request.temperature <= 2:
         changes["temperature"] = request.temperature

@@ -90,10 +90,13 @@ class McpServer:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
         if on_sampling is not None and not isinstance(on_sampling, Sampling):
             raise TypeError(
-                f"on_sampling= takes a tether.mcp.Sampling(model=..., consent=...), got {on_sampling!r}"
+                "on_sampling= takes a tether.mcp.Sampling(model=..., consent=...), "
+                f"got {on_sampling!r}"
             )
         self.on_sampling = on_sampling
-        self._library = ServerLibrary(self._live, self._guarded, self.describe, self._own_name)
+        self._library = ServerLibrary(
+            self._live, self._guarded, self.describe, self._own_name, McpError
+        )
         self.name_prefix = checked_name_prefix(name_prefix)
         own = derived if name is None else name
         self.prefix = prefix_of(own if name is not None or name_prefix is None else name_prefix)

@@ -46,9 +46,9 @@ class ListingCheck:
         """Called with each ``SessionMessage`` written to the server."""
         message: Any = getattr(item, "message", None)
         method = getattr(message, "method", None)
-        if method == "tools/list" or (self._others is not None and method in _LISTINGS):
-            if hasattr(message, "id"):
-                self._pending[str(message.id)] = method
+        wanted = method == "tools/list" or (self._others is not None and method in _LISTINGS)
+        if wanted and hasattr(message, "id"):
+            self._pending[str(message.id)] = str(method)
 
     def received(self, item: Any) -> None:
         """Called with each ``SessionMessage`` (or ``Exception``) read from the server."""

@@ -64,16 +64,20 @@ class SessionLibrary:
     ) -> Resource:
         """Read the resource at ``uri`` from the server that lists it, or from ``server`` (the
         session's name for it, as resources give it); ``ValueError`` when that is not clear."""
-        name, found = await self._owner(server, "resources", lambda r: r.uri == uri, f"resource {uri}")
-        read = await found.read_resource(uri, max_bytes=max_bytes)
+        name, found = await self._owner(
+            server, "resources", lambda r: r.uri == uri, f"resource {uri}"
+        )
+        read: Resource = await found.read_resource(uri, max_bytes=max_bytes)
         return dataclasses.replace(read, server=name)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None, *, server: str | None = None
     ) -> Prompt:
         """The prompt ``name`` of the server that lists it (or of ``server``), filled in."""
-        owner, found = await self._owner(server, "prompts", lambda p: p.name == name, f"prompt {name!r}")
-        prompt = await found.get_prompt(name, arguments)
+        owner, found = await self._owner(
+            server, "prompts", lambda p: p.name == name, f"prompt {name!r}"
+        )
+        prompt: Prompt = await found.get_prompt(name, arguments)
         return dataclasses.replace(prompt, server=owner)
 
     async def subscribe(

@@ -95,7 +95,7 @@ def result(method: str, params: dict[str, Any]) -> dict[str, Any]:
             "serverInfo": {"name": "hostile-library", "version": "1.0.0"},
         }
     answers = {
-        "ping": lambda: {},
+        "ping": dict,
         "tools/list": lambda: {"tools": []},
         "resources/list": resources,
         "resources/templates/list": templates,
@@ -113,7 +113,11 @@ def answer(message: dict[str, Any]) -> dict[str, Any] | None:
     if ident is None:
         return None
     try:
-        return {"jsonrpc": "2.0", "id": ident, "result": result(method, message.get("params") or {})}
+        return {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "result": result(method, message.get("params") or {}),
+        }
     except Stop:
         return None
     except LookupError:
