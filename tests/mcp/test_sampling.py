@@ -1,21 +1,24 @@
 """Sampling: server-everything (2025-11-25) asks the client's model for a message through its
 ``trigger-sampling-request`` tool; tether answers with the application's model, only with its
-consent, never past its token cap, and refuses as the specification says. The model is a
+consent, never past its token cap, and refuses as the specification says; the SDK's
+``MCPServer`` (2026-07-28) asks the same way through a call's input requests. The model is a
 ``ScriptedTransport`` or a real OpenAI-compatible HTTP stub on 127.0.0.1."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tether.events import StreamEvent, TextDelta
-from tether.mcp import McpStdio, McpStreamable, Sampling, SamplingRequest
+from tether.mcp import McpError, McpStdio, McpStreamable, Sampling, SamplingRequest
 from tether.messages import Message
 from tether.session import AgentSession
 from tether.testing import Reply, ScriptedTransport
@@ -236,3 +239,29 @@ def test_bad_sampling_settings_are_refused() -> None:
         McpStdio("x", on_sampling=yes)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"tether\.mcp\.Sampling"):
         AgentSession(model, on_sampling=yes)  # type: ignore[arg-type]
+
+
+SAMPLER = Path(__file__).parent / "servers" / "sampler.py"
+
+
+async def test_the_2026_era_asks_through_the_same_consent() -> None:
+    async with McpStdio(sys.executable, [str(SAMPLER)]) as server:
+        with pytest.raises(McpError, match="did not declare the sampling capability"):
+            await server.call("haiku", {"topic": "rain"})
+    seen: list[SamplingRequest] = []
+
+    def consent(request: SamplingRequest) -> bool:
+        seen.append(request)
+        return "moon" in request.messages[0].text
+
+    model = ScriptedTransport([Reply(text="Autumn moon rising")])
+    sampling = Sampling(model=model, consent=consent, max_tokens=100)
+    async with McpStdio(sys.executable, [str(SAMPLER)], on_sampling=sampling) as server:
+        assert server._connection is not None
+        assert server._connection.client.protocol_version == "2026-07-28"
+        poem = await server.call("haiku", {"topic": "the moon"})
+        assert (poem.content, poem.is_error) == ("Autumn moon rising", False)
+        assert (seen[0].max_tokens, seen[0].granted_tokens) == (5000, 100)
+        with pytest.raises(McpError, match="User rejected sampling request"):
+            await server.call("haiku", {"topic": "rain"})
+    assert model.call_count == 1

@@ -1,5 +1,6 @@
-"""Sampling: a server of the handshake era asks the client's model to write a message
-(``sampling/createMessage``). ``Sampling`` names the model (a tether transport), a cap on
+"""Sampling: a server asks the client's model to write a message (``sampling/createMessage``:
+a request of its own in the handshake era, an input request of a call in the 2026 era; both
+reach the same callback). ``Sampling`` names the model (a tether transport), a cap on
 tokens, and the application's consent, asked for each request; without it the client does not
 declare the capability, and a server cannot ask. A refusal is answered as the specification
 says (error -1, "User rejected sampling request"); a request is never given more tokens than the
