@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -14,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import free_port, wait_for_port
+from mcp_helpers import children, free_port, wait_for_port
 
 from tether import AudioBlock, ImageBlock, Message, TextBlock
 from tether.mcp import McpError, McpStdio, McpStreamable, Prompt, Resource
@@ -327,3 +329,22 @@ async def test_bad_arguments_are_refused_before_asking() -> None:
             await server.read_resource(None)  # type: ignore[arg-type]
     assert isinstance(Prompt("p").messages, tuple)
     assert Message("user", "x").text == "x"
+
+
+async def test_a_subscription_fails_when_its_server_dies(
+    everything: list[str], tmp_path: Path
+) -> None:
+    for server in (McpStdio(everything[0], everything[1:]), library(tmp_path)):
+        before = set(children())
+        async with server:
+            (pid,) = set(children()) - before
+            subscription = await server.subscribe(
+                "note://readme"
+                if server.prefix == "library"
+                else "demo://resource/static/document/architecture.md"
+            )
+            os.kill(pid, signal.SIGKILL)
+            with pytest.raises(McpError, match="subscribe again"):
+                await asyncio.wait_for(anext(subscription), 15)
+            assert subscription.closed
+            assert await server.resources()  # the next use reconnects

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -265,3 +266,17 @@ async def test_the_2026_era_asks_through_the_same_consent() -> None:
         with pytest.raises(McpError, match="User rejected sampling request"):
             await server.call("haiku", {"topic": "rain"})
     assert model.call_count == 1
+
+
+async def test_a_server_open_before_the_session_is_told_of_in_a_warning(
+    everything: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    sampling = Sampling(model=ScriptedTransport([]), consent=yes)
+    async with McpStdio(everything[0], everything[1:]) as server:
+        with caplog.at_level(logging.WARNING, logger="tether.session"):
+            async with AgentSession(
+                ScriptedTransport([]), mcp_tools=[server], on_sampling=sampling
+            ):
+                pass
+        assert server.on_sampling is None
+        assert "open already: the session's on_sampling cannot reach it" in caplog.text

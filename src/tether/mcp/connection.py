@@ -34,6 +34,9 @@ class Notice(Protocol):
     def dropped(self, kind: str, name: str, reason: str) -> None:
         """An entry of a ``kind`` listing was taken out: the SDK cannot read it."""
 
+    def lost(self) -> None:
+        """The server's stream ended while the connection was still wanted (it went away)."""
+
 
 _NOTICES = (  # the notifications a ``Notice`` hears
     "ResourceListChangedNotification",
@@ -146,6 +149,8 @@ class Connection:
             self._end()
 
     def _end(self) -> None:
+        if not self._ended and self._notice is not None and not self._stop.is_set():
+            self._notice.lost()
         self._ended = True
 
     def _version(self) -> str | None:

@@ -92,6 +92,11 @@ class ServerLibrary:
             f"{kind} {name!r} left out: {reason}"
         )
 
+    def lost(self) -> None:
+        """The server went away: its subscriptions end with an error, its listings are read
+        again."""
+        self.reset(lost=True)
+
     def reset(self, lost: bool) -> None:
         """The connection changed: listings are read again; ``lost``: the subscriptions made on
         the old one (handshake era) end with an error."""

@@ -64,7 +64,8 @@ class SessionTools:
         self._served: dict[int, tuple[McpTool, Tool]] = {}  # ... those of servers' ``tools``
         self._renamed: dict[int, tuple[Tool, Tool]] = {}  # each prefixed tool, by its original
         self._by_name: dict[str, Tool] = {}
-        self.before_enter: Callable[[Any], None] | None = None  # told of each server it opens
+        # told of each server before the session enters it (or finds it open)
+        self.before_enter: Callable[[Any], None] | None = None
         self._local()  # bad items are refused now, not at the first round
 
     @property
@@ -106,9 +107,9 @@ class SessionTools:
             self._name(server)
             return
         if key not in self._entered:
+            if self.before_enter is not None:
+                self.before_enter(server)
             if not _open(server):
-                if self.before_enter is not None:
-                    self.before_enter(server)
                 await self._exits.enter_async_context(server)
             self._entered[key] = server
         await server.ping()
