@@ -25,6 +25,7 @@ from tether.session import AgentSession
 from tether.testing import Reply, ScriptedTransport
 from tether.transports.openai_chat import OpenAIChatTransport
 from tether.types import ToolSpec
+from waiting import until
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -243,6 +244,7 @@ def test_bad_sampling_settings_are_refused() -> None:
 
 
 SAMPLER = Path(__file__).parent / "servers" / "sampler.py"
+HOSTILE = Path(__file__).parent / "servers" / "hostile_library.py"
 
 
 async def test_the_2026_era_asks_through_the_same_consent() -> None:
@@ -280,3 +282,27 @@ async def test_a_server_open_before_the_session_is_told_of_in_a_warning(
                 pass
         assert server.on_sampling is None
         assert "open already: the session's on_sampling cannot reach it" in caplog.text
+
+
+async def test_a_storm_of_requests_is_held_to_a_few_at_once() -> None:
+    started: list[float] = []
+    release = asyncio.Event()
+
+    async def consent(request: SamplingRequest) -> bool:
+        started.append(asyncio.get_running_loop().time())
+        await release.wait()  # a person who takes their time
+        return True
+
+    model = ScriptedTransport([], then=Reply(text="hi"))
+    sampling = Sampling(model=model, consent=consent, max_tokens=10)
+    server = McpStdio(sys.executable, [str(HOSTILE)], on_sampling=sampling)
+    async with server:
+        call = asyncio.create_task(server.call("storm", {"n": 40}))
+        await until(lambda: len(started) == 4, "four requests asked about")
+        await asyncio.sleep(0.3)
+        assert len(started) == 4  # the rest were refused, not queued for the person
+        release.set()
+        counts = json.loads(str((await call).content))
+    assert counts["results"] == 4 and counts["errors"] == 36
+    assert counts["said"] == ["too many sampling requests at once (at most 4): try again later"]
+    assert model.call_count == 4

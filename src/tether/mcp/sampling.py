@@ -28,6 +28,7 @@ log = logging.getLogger("tether.mcp")
 USER_REJECTED = -1  # the specification's code for a sampling request the user refused
 _INVALID_PARAMS = -32602
 _INTERNAL_ERROR = -32603
+_AT_ONCE = 4  # requests of one connection asked about or answered at a time; more are refused
 _MAX_MESSAGES = 100  # messages of one request
 _MAX_CHARS = 1_000_000  # characters of one request's text, all its messages together
 _CHARS_PER_TOKEN = 4  # the cap on a reply's text when the model takes no max_tokens
@@ -87,27 +88,44 @@ class Sampling:
 
 def sampling_callback(sampling: Sampling, server: Callable[[], str]) -> Any:
     """The SDK's sampling callback answering with ``sampling``'s model; ``server()`` names the
-    server asking."""
+    server asking. A server sending more than a few requests at once has the others refused
+    (a storm of them never reaches the consent callback)."""
+    busy = 0
 
     async def answer(context: Any, params: Any) -> Any:
         from mcp_types import ErrorData  # noqa: PLC0415
 
+        nonlocal busy
+        if busy >= _AT_ONCE:
+            said = f"too many sampling requests at once (at most {_AT_ONCE}): try again later"
+            return ErrorData(code=_INTERNAL_ERROR, message=said)
+        busy += 1
         try:
-            request = _request(params, sampling, server())
-        except ValueError as exc:
-            return ErrorData(code=_INVALID_PARAMS, message=str(exc))
-        if not await _consented(sampling.consent, request):
-            return ErrorData(code=USER_REJECTED, message="User rejected sampling request")
-        try:
-            return await asyncio.wait_for(_reply(sampling.model, request), sampling.timeout)
-        except TimeoutError:
-            message = f"the model did not answer within {sampling.timeout:g} s"
-        except Exception as exc:  # the model failed: its details stay here (they may name keys)
-            log.warning("sampling for %s failed: %s", request.server, exc)
-            message = f"the model failed ({type(exc).__name__})"
-        return ErrorData(code=_INTERNAL_ERROR, message=message)
+            return await _answer(sampling, server(), params)
+        finally:
+            busy -= 1
 
     return answer
+
+
+async def _answer(sampling: Sampling, server: str, params: Any) -> Any:
+    """One sampling request answered: checked, consented to, then sent to the model."""
+    from mcp_types import ErrorData  # noqa: PLC0415
+
+    try:
+        request = _request(params, sampling, server)
+    except ValueError as exc:
+        return ErrorData(code=_INVALID_PARAMS, message=str(exc))
+    if not await _consented(sampling.consent, request):
+        return ErrorData(code=USER_REJECTED, message="User rejected sampling request")
+    try:
+        return await asyncio.wait_for(_reply(sampling.model, request), sampling.timeout)
+    except TimeoutError:
+        message = f"the model did not answer within {sampling.timeout:g} s"
+    except Exception as exc:  # the model failed: its details stay here (they may name keys)
+        log.warning("sampling for %s failed: %s", request.server, exc)
+        message = f"the model failed ({type(exc).__name__})"
+    return ErrorData(code=_INTERNAL_ERROR, message=message)
 
 
 def _request(params: Any, sampling: Sampling, server: str) -> SamplingRequest:

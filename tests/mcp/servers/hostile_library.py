@@ -7,7 +7,8 @@ Always: the resource ``note://good`` (text), ``huge://N`` reads as N characters 
 Flags: ``endless-pages`` (every listing answers one more entry and a new cursor, forever),
 ``same-cursor`` (every listing answers the same cursor again), ``malformed`` (listings hold
 entries the SDK cannot read beside good ones), ``hang-prompt`` (``prompts/get`` is never
-answered), ``hang-read`` (``resources/read`` is never answered).
+answered), ``hang-read`` (``resources/read`` is never answered). Its tool ``storm`` sends ``n``
+sampling requests at once, waits for every answer and says how many were results and errors.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 FLAGS = set(sys.argv[1:])
 _write = threading.Lock()
 _pages = {"n": 0}
+_answers: dict[str, dict[str, Any]] = {}  # the client's answers to our requests, by id
+_answered = threading.Condition()
 
 
 class Stop(Exception):
@@ -86,6 +89,30 @@ def prompt(name: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": {"type": "text", "text": f"I am {name}"}}]}
 
 
+def send(message: dict[str, Any]) -> None:
+    with _write:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+
+def storm(n: int) -> dict[str, Any]:
+    """Send ``n`` sampling requests at once; count the results and errors that came back."""
+    ids = [f"storm-{time.monotonic_ns()}-{i}" for i in range(n)]
+    for ident in ids:
+        text = {"type": "text", "text": "say hi"}
+        params = {"messages": [{"role": "user", "content": text}], "maxTokens": 10}
+        send({"jsonrpc": "2.0", "id": ident, "method": "sampling/createMessage", "params": params})
+    with _answered:
+        _answered.wait_for(lambda: all(i in _answers for i in ids), timeout=30)
+        got = [_answers.get(i, {}) for i in ids]
+    counts = {
+        "results": sum("result" in a for a in got),
+        "errors": sum("error" in a for a in got),
+        "said": sorted({a["error"]["message"] for a in got if "error" in a}),
+    }
+    return {"content": [{"type": "text", "text": json.dumps(counts)}], "isError": False}
+
+
 def result(method: str, params: dict[str, Any]) -> dict[str, Any]:
     if method == "initialize":
         capabilities = {"resources": {"subscribe": False, "listChanged": False}, "prompts": {}}
@@ -96,7 +123,8 @@ def result(method: str, params: dict[str, Any]) -> dict[str, Any]:
         }
     answers = {
         "ping": dict,
-        "tools/list": lambda: {"tools": []},
+        "tools/list": lambda: {"tools": [{"name": "storm", "inputSchema": {"type": "object"}}]},
+        "tools/call": lambda: storm(int((params.get("arguments") or {}).get("n", 1))),
         "resources/list": resources,
         "resources/templates/list": templates,
         "prompts/list": prompts,
@@ -129,13 +157,18 @@ def serve() -> None:
     def handle(message: dict[str, Any]) -> None:
         response = answer(message)
         if response is not None:
-            with _write:
-                sys.stdout.write(json.dumps(response) + "\n")
-                sys.stdout.flush()
+            send(response)
 
     for line in sys.stdin:
-        if line.strip():
-            threading.Thread(target=handle, args=(json.loads(line),), daemon=True).start()
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        if "method" not in message and "id" in message:  # the client answers one of ours
+            with _answered:
+                _answers[str(message["id"])] = message
+                _answered.notify_all()
+            continue
+        threading.Thread(target=handle, args=(message,), daemon=True).start()
 
 
 if __name__ == "__main__":
