@@ -97,4 +97,3 @@ proxy = Agent(
     tools=[McpStdio(str(TIME_SERVER), name="time")],
     name="clock",
 )
-

@@ -1,16 +1,21 @@
 """MCP tools for tether's loop: ``McpTool`` (defined in-process), ``McpStdio`` (a child process)
 and ``McpStreamable`` (over HTTP), on the official SDK (the ``mcp`` extra, loaded on first use);
-and the other way round, ``serve_agent``: an agent's tools, and the agent itself, as an MCP
-server. A server that asks the user for input mid-call is answered by ``on_elicit``
-(``Elicitation``)."""
+a server's resources and prompts (``Resource``, ``ResourceTemplate``, ``Prompt``), the client's
+model for a server's sampling requests (``Sampling``) and ``on_elicit`` for a server that asks the
+user for input mid-call (``Elicitation``); and the other way round, ``serve_agent``: an agent's
+tools, and the agent itself, as an MCP server."""
 
 from __future__ import annotations
 
 from .elicitation import Elicitation, OnElicit
+from .prompts import Prompt, PromptArgument
+from .resources import Resource, ResourceTemplate
+from .sampling import Sampling, SamplingRequest
 from .served import AgentServer, serve_agent
 from .server import McpError, McpServer
 from .stdio import McpStdio
 from .streamable import McpStreamable
+from .subscriptions import ResourceSubscription
 from .tool import McpTool
 
 __all__ = [
@@ -22,5 +27,12 @@ __all__ = [
     "McpStreamable",
     "McpTool",
     "OnElicit",
+    "Prompt",
+    "PromptArgument",
+    "Resource",
+    "ResourceSubscription",
+    "ResourceTemplate",
+    "Sampling",
+    "SamplingRequest",
     "serve_agent",
 ]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from .asking import MAX_ASKS
 from .wirecheck import ListingCheck
@@ -24,6 +24,26 @@ __all__ = ["Connection", "first_cause"]
 log = logging.getLogger("tether.mcp")
 
 Transport = Callable[[], AbstractAsyncContextManager[tuple[Any, Any]]]
+
+
+class Notice(Protocol):
+    """What hears of a server's changes besides its tools (``library.py``'s ``ServerLibrary``)."""
+
+    def notice(self, message: Any) -> None:
+        """A list-changed or resource-updated notification (or listen event)."""
+
+    def dropped(self, kind: str, name: str, reason: str) -> None:
+        """An entry of a ``kind`` listing was taken out: the SDK cannot read it."""
+
+    def lost(self) -> None:
+        """The server's stream ended while the connection was still wanted (it went away)."""
+
+
+_NOTICES = (  # the notifications a ``Notice`` hears
+    "ResourceListChangedNotification",
+    "PromptListChangedNotification",
+    "ResourceUpdatedNotification",
+)
 _CLOSE_WAIT = 10.0  # seconds a server may take to shut down before its task is cancelled
 
 
@@ -34,7 +54,9 @@ class Connection:
         "_check",
         "_elicitation",
         "_ended",
+        "_notice",
         "_on_change",
+        "_options",
         "_stop",
         "_task",
         "_transport",
@@ -48,15 +70,23 @@ class Connection:
         on_dropped: Callable[[str, str], None],
         *,
         elicitation: Any = None,
+        notice: Notice | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         """``on_change()`` hears that the server's tool list changed; ``on_dropped(name,
         reason)`` of each tool taken out of a list because the SDK could not read it;
         ``elicitation`` is the SDK's elicitation callback (None: the client cannot answer, and
-        says so)."""
+        says so). ``notice``, when given, hears of the server's other changes (resources,
+        prompts) and of the entries taken out of their lists; ``options`` are the SDK
+        ``Client``'s further keyword arguments (a sampling callback)."""
         self._transport = transport
         self._elicitation = elicitation
         self._on_change = on_change
-        self._check = ListingCheck(self._version, on_dropped)
+        self._notice = notice
+        self._options = dict(options or {})
+        self._check = ListingCheck(
+            self._version, on_dropped, None if notice is None else notice.dropped
+        )
         self._stop = asyncio.Event()
         self._ended = False
         self._task: asyncio.Task[None] | None = None
@@ -108,9 +138,13 @@ class Connection:
         try:
             transport = _watched(self._transport(), self._end, self._check)
             client = Client(
-                transport, mode="auto", message_handler=self._message, **self._answering()
+                transport,
+                mode="auto",
+                message_handler=self._message,
+                **self._answering(),
+                **self._options,
             )
-            async with client, _listening(client, self._on_change):
+            async with client, _listening(client, self._on_change, self._notice):
                 ready.set_result(client)
                 await self._stop.wait()
         except BaseException as exc:
@@ -126,6 +160,8 @@ class Connection:
             self._end()
 
     def _end(self) -> None:
+        if not self._ended and self._notice is not None and not self._stop.is_set():
+            self._notice.lost()
         self._ended = True
 
     def _answering(self) -> dict[str, Any]:
@@ -150,29 +186,36 @@ class Connection:
 
         if isinstance(message, types.ToolListChangedNotification):
             self._on_change()
+        elif self._notice is not None and type(message).__name__ in _NOTICES:
+            self._notice.notice(message)
         elif isinstance(message, Exception):
             log.debug("MCP server sent something unreadable: %s", message)
 
 
 @asynccontextmanager
-async def _listening(client: Any, on_change: Callable[[], None]) -> AsyncIterator[None]:
+async def _listening(
+    client: Any, on_change: Callable[[], None], notice: Notice | None
+) -> AsyncIterator[None]:
     """In the stateless era a server tells of list changes only while a listen is open."""
     from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: PLC0415
 
-    tools = getattr(client.server_capabilities, "tools", None)
-    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not getattr(
-        tools, "list_changed", False
-    ):
+    wanted = {
+        f"{kind}_list_changed": True
+        for kind in ("tools", "prompts", "resources")
+        if (kind == "tools" or notice is not None)
+        and getattr(getattr(client.server_capabilities, kind, None), "list_changed", False)
+    }
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not wanted:
         yield
         return
     try:
-        subscription = client.listen(tools_list_changed=True)
+        subscription = client.listen(**wanted)
         events = await subscription.__aenter__()
     except Exception as exc:  # the server refused: no change events, lists read each round
         log.debug("MCP listen refused: %s", exc)
         yield
         return
-    drain = asyncio.create_task(_drain(events, on_change))
+    drain = asyncio.create_task(_drain(events, on_change, notice))
     try:
         yield
     finally:
@@ -183,10 +226,13 @@ async def _listening(client: Any, on_change: Callable[[], None]) -> AsyncIterato
             await subscription.__aexit__(None, None, None)
 
 
-async def _drain(events: Any, on_change: Callable[[], None]) -> None:
+async def _drain(events: Any, on_change: Callable[[], None], notice: Notice | None) -> None:
     with contextlib.suppress(Exception):
-        async for _ in events:
-            on_change()
+        async for event in events:
+            if notice is not None and type(event).__name__ != "ToolsListChanged":
+                notice.notice(event)
+            else:
+                on_change()
 
 
 @asynccontextmanager

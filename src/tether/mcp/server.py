@@ -29,9 +29,14 @@ from .connection import Connection, first_cause
 from .content import result_content
 from .deferral import checked_threshold, deferred_past
 from .elicitation import OnElicit
+from .library import ServerLibrary
 from .listing import Listing, read_listing
 from .prefix import checked_name_prefix, prefix_of
+from .prompts import Prompt
 from .redact import scrub
+from .resources import MAX_RESOURCE_BYTES, Resource, ResourceTemplate
+from .sampling import Sampling, sampling_callback
+from .subscriptions import OnUpdate, ResourceSubscription
 from .tool import McpTool
 
 __all__ = ["McpError", "McpServer"]
@@ -86,12 +91,23 @@ class McpServer:
         name_prefix: str | None = None,
         tool_search: int | bool = 40,
         on_elicit: OnElicit | None = None,
+        on_sampling: Sampling | None = None,
     ) -> None:
         """``derived`` is the prefix a kind of server makes of its command or URL: the
         ``auto_prefix`` unless ``name`` is given, the ``prefix`` unless ``name`` or
-        ``name_prefix`` is."""
+        ``name_prefix`` is. ``on_sampling`` answers the server's sampling requests
+        (``sampling.py``); without it the client does not offer sampling."""
         if timeout <= 0 or connect_timeout <= 0 or list_timeout <= 0:
             raise ValueError("timeout, connect_timeout and list_timeout must be positive")
+        if on_sampling is not None and not isinstance(on_sampling, Sampling):
+            raise TypeError(
+                "on_sampling= takes a tether.mcp.Sampling(model=..., consent=...), "
+                f"got {on_sampling!r}"
+            )
+        self.on_sampling = on_sampling
+        self._library = ServerLibrary(
+            self._live, self._guarded, self.describe, self._own_name, McpError
+        )
         self.name_prefix = checked_name_prefix(name_prefix)
         self.tool_search = checked_threshold(tool_search)
         own = derived if name is None else name
@@ -168,6 +184,7 @@ class McpServer:
     async def __aexit__(self, *exc_info: object) -> None:
         self._entered = False
         await self._catalog.close()
+        await self._library.close()
         connection, self._connection = self._connection, None
         if connection is not None:
             await connection.close()
@@ -280,6 +297,7 @@ class McpServer:
 
     def _changed(self) -> None:
         self._catalog.invalidate()
+        self._library.reset(lost=True)
         self.revision += 1
 
     def _announced(self) -> None:
@@ -303,6 +321,52 @@ class McpServer:
 
     def _settled(self) -> None:
         self.revision += 1  # a reading ended: a loop that cached the last list asks again
+
+    # -- resources, prompts, sampling (library.py, sampling.py) -----------------------------------
+
+    async def resources(self) -> list[Resource]:
+        """The server's resources, listed (no content: ``read_resource`` reads one). The list
+        is kept until the server says it changed, when it promises to (else read each time);
+        entries it could not read are left out and named in ``listing_problems``."""
+        return await self._library.resources()
+
+    async def resource_templates(self) -> list[ResourceTemplate]:
+        """The server's resource templates (URIs to fill in, then ``read_resource``)."""
+        return await self._library.resource_templates()
+
+    async def read_resource(self, uri: str, *, max_bytes: int = MAX_RESOURCE_BYTES) -> Resource:
+        """Read the resource at ``uri`` (text as ``text``, binary as ``data``); more than
+        ``max_bytes`` in all, or no answer within ``timeout``, raises ``McpError``."""
+        return await self._library.read_resource(uri, max_bytes)
+
+    async def prompts(self) -> list[Prompt]:
+        """The server's prompts, listed with their arguments (kept as ``resources`` are)."""
+        return await self._library.prompts()
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> Prompt:
+        """The prompt ``name`` filled in with ``arguments`` (strings), its messages as tether
+        ``Message``s; no answer within ``timeout`` raises ``McpError``."""
+        return await self._library.get_prompt(name, arguments)
+
+    async def subscribe(self, uri: str, on_update: OnUpdate | None = None) -> ResourceSubscription:
+        """Follow the resource at ``uri``: the subscription yields its URI each time the server
+        says it changed (and tells ``on_update``, if given); close it when done."""
+        return await self._library.subscribe(uri, on_update, self.connect_timeout)
+
+    @property
+    def listing_problems(self) -> dict[str, tuple[str, ...]]:
+        """What the last listing of each kind (``resources``, ``resource templates``,
+        ``prompts``) left out or cut, in words; empty tuples when nothing."""
+        return dict(self._library.problems)
+
+    def _own_name(self) -> str:
+        return self.prefix
+
+    def _client_options(self) -> dict[str, Any]:
+        """The SDK ``Client``'s keyword arguments for what this server was given."""
+        if self.on_sampling is None:
+            return {}
+        return {"sampling_callback": sampling_callback(self.on_sampling, lambda: self.label)}
 
     # -- the connection ---------------------------------------------------------------------------
 
@@ -386,7 +450,12 @@ class McpServer:
     async def _connect(self) -> Any:
         self._asker = self._answerer()
         connection = Connection(
-            self._transport, self._announced, self._drop, elicitation=self._asker
+            self._transport,
+            self._announced,
+            self._drop,
+            elicitation=self._asker,
+            notice=self._library,
+            options=self._client_options(),
         )
         try:
             client = await connection.open(self.connect_timeout)

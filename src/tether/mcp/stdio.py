@@ -11,6 +11,7 @@ from .child import child_streams
 from .elicitation import OnElicit
 from .prefix import command_prefix
 from .redact import scrub, secret_args, secret_env
+from .sampling import Sampling
 from .server import McpServer
 from .stderr import StderrTail
 
@@ -43,6 +44,7 @@ class McpStdio(McpServer):
         list_timeout: float = 5.0,
         tool_search: int | bool = 40,
         on_elicit: OnElicit | None = None,
+        on_sampling: Sampling | None = None,
     ) -> None:
         if not command:
             raise ValueError("McpStdio needs a command")
@@ -57,6 +59,7 @@ class McpStdio(McpServer):
             name_prefix=name_prefix,
             tool_search=tool_search,
             on_elicit=on_elicit,
+            on_sampling=on_sampling,
         )
         self.command = command
         self.args = list(args)

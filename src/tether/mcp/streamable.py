@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from .elicitation import OnElicit
 from .limits import MAX_MESSAGE
 from .prefix import host_prefix, prefix_of
+from .sampling import Sampling
 from .server import McpServer
 
 __all__ = ["McpStreamable"]
@@ -38,6 +39,7 @@ class McpStreamable(McpServer):
         list_timeout: float = 5.0,
         tool_search: int | bool = 40,
         on_elicit: OnElicit | None = None,
+        on_sampling: Sampling | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -53,6 +55,7 @@ class McpStreamable(McpServer):
             name_prefix=name_prefix,
             tool_search=tool_search,
             on_elicit=on_elicit,
+            on_sampling=on_sampling,
         )
         self._named = name is not None or name_prefix is not None
         self.url = url

@@ -1,6 +1,7 @@
 """``tools/list`` answers checked tool by tool on their way in. The SDK refuses a whole list for
 one tool it cannot read, so every tool of the server would vanish; a tool that would not pass is
-taken out of the answer here (and reported), and the rest of the list goes on to the SDK."""
+taken out of the answer here (and reported), and the rest of the list goes on to the SDK. The
+listings of resources, resource templates and prompts are checked the same way."""
 
 from __future__ import annotations
 
@@ -12,26 +13,42 @@ __all__ = ["ListingCheck"]
 
 log = logging.getLogger("tether.mcp")
 
+# method: (the key of its entries, the SDK's model of one, the word for one)
+_LISTINGS = {
+    "tools/list": ("tools", "Tool", "tool"),
+    "resources/list": ("resources", "Resource", "resource"),
+    "resources/templates/list": ("resourceTemplates", "ResourceTemplate", "resource template"),
+    "prompts/list": ("prompts", "Prompt", "prompt"),
+}
+
 
 class ListingCheck:
     """Notes the ids of ``tools/list`` requests going out (``sent``) and checks the answers to
     them coming in (``received``); ``report(name, reason)`` hears of each tool taken out.
-    ``version()`` is the protocol version negotiated, once it is."""
+    ``version()`` is the protocol version negotiated, once it is. ``others(kind, name,
+    reason)``, when given, hears of each entry taken out of the other listings (``kind`` is
+    ``resource``, ``resource template`` or ``prompt``); without it they are not checked."""
 
-    __slots__ = ("_pending", "_report", "_version")
+    __slots__ = ("_others", "_pending", "_report", "_version")
 
     def __init__(
-        self, version: Callable[[], str | None], report: Callable[[str, str], None]
+        self,
+        version: Callable[[], str | None],
+        report: Callable[[str, str], None],
+        others: Callable[[str, str, str], None] | None = None,
     ) -> None:
         self._version = version
         self._report = report
-        self._pending: set[str] = set()
+        self._others = others
+        self._pending: dict[str, str] = {}  # request id: method
 
     def sent(self, item: Any) -> None:
         """Called with each ``SessionMessage`` written to the server."""
         message: Any = getattr(item, "message", None)
-        if getattr(message, "method", None) == "tools/list" and hasattr(message, "id"):
-            self._pending.add(str(message.id))
+        method = getattr(message, "method", None)
+        wanted = method == "tools/list" or (self._others is not None and method in _LISTINGS)
+        if wanted and hasattr(message, "id"):
+            self._pending[str(message.id)] = str(method)
 
     def received(self, item: Any) -> None:
         """Called with each ``SessionMessage`` (or ``Exception``) read from the server."""
@@ -40,35 +57,41 @@ class ListingCheck:
         message = getattr(item, "message", None)
         if not isinstance(message, JSONRPCResponse | JSONRPCError):
             return
-        key = str(message.id)
-        if key not in self._pending:
+        method = self._pending.pop(str(message.id), None)
+        if method is None or not isinstance(message, JSONRPCResponse):
             return
-        self._pending.discard(key)
-        if isinstance(message, JSONRPCResponse) and isinstance(message.result.get("tools"), list):
-            message.result["tools"] = self._readable(message.result)
+        key = _LISTINGS[method][0]
+        if isinstance(message.result.get(key), list):
+            message.result[key] = self._readable(method, message.result)
 
-    def _readable(self, result: dict[str, Any]) -> list[Any]:
-        """The tools of ``result`` the SDK can read, each checked on its own."""
+    def _readable(self, method: str, result: dict[str, Any]) -> list[Any]:
+        """The entries of ``result`` the SDK can read, each checked on its own."""
+        key, _, kind = _LISTINGS[method]
         kept = []
-        for entry in result["tools"]:
-            reason = self._problem(result, entry)
+        for entry in result[key]:
+            reason = self._problem(method, result, entry)
             if reason is None:
                 kept.append(entry)
                 continue
             name = entry.get("name") if isinstance(entry, Mapping) else None
-            self._report(name if isinstance(name, str) else repr(name)[:80], reason)
+            if method == "tools/list":
+                self._report(name if isinstance(name, str) else repr(name)[:80], reason)
+            elif self._others is not None:
+                shown = name if isinstance(name, str) else repr(entry)[:80]
+                self._others(kind, shown, reason)
         return kept
 
-    def _problem(self, result: dict[str, Any], entry: Any) -> str | None:
-        from mcp_types import Tool  # noqa: PLC0415
+    def _problem(self, method: str, result: dict[str, Any], entry: Any) -> str | None:
+        import mcp_types  # noqa: PLC0415
         from mcp_types.methods import validate_server_result  # noqa: PLC0415
         from pydantic import ValidationError  # noqa: PLC0415
 
+        key, model, _ = _LISTINGS[method]
         try:
-            Tool.model_validate(entry, by_name=False)
+            getattr(mcp_types, model).model_validate(entry, by_name=False)
             version = self._version()
             if version is not None:
-                validate_server_result("tools/list", version, {**result, "tools": [entry]})
+                validate_server_result(method, version, {**result, key: [entry]})
         except KeyError:
             return None  # a version without a table for tools/list: the SDK checks nothing more
         except (ValidationError, ValueError) as exc:

@@ -26,12 +26,14 @@ from ..errors import ConflictError, MaxIterationsError, OutputValidationError
 from ..events import Error, IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
 from ..loop import AgentStream, Approval, CompleteCalls, Limits
 from ..mcp.elicitation import OnElicit
+from ..mcp.sampling import Sampling
 from ..messages import Message, ToolUseBlock
 from ..tools.tool import Tool
 from ..transports.base import ClosableTransport, CompletionTransport, TakesOptions
 from ..types import ZERO_USAGE, Usage
 from .chat import ChatClient, ChatClientTransport
 from .hooks import ApproveTool, InFlight, OnTool, ToolHooks
+from .library import SessionLibrary, check_answerers
 from .parts import UserInput, user_message
 from .replies import PadwanCalls, PadwanReplies, limit_text, raised_text
 from .search import tool_selector
@@ -48,7 +50,7 @@ _UNBOUNDED = sys.maxsize
 Decided: TypeAlias = tuple[tuple[str, ...], dict[str, str]]  # approved ids, denied ids: reasons
 
 
-class AgentSession:
+class AgentSession(SessionLibrary):
     """A conversation with a model and its tools, kept between ``send``/``stream`` calls.
 
     ``client`` is a transport, a model string (``"openai:gpt-4.1"``, ``"local"``, ...) or
@@ -67,6 +69,10 @@ class AgentSession:
     ``on_elicit`` answers an MCP server that asks the user for input during a call
     (``tether.mcp.Elicitation``), for each server the session enters that has no answerer of
     its own.
+    ``on_sampling`` (``tether.mcp.Sampling``) answers the sampling requests of every server the
+    session opens that has no ``on_sampling`` of its own. Its servers' resources and prompts:
+    ``resources()``, ``read_resource(uri)``, ``prompts()``, ``get_prompt(name, arguments)``,
+    ``subscribe(uri)`` (each naming the server, by ``server=`` where that is not clear).
 
     In padwan-ai's words, as its users' code reads them: an empty reply is ``(no response)``;
     an unknown tool, arguments that are not JSON, a handler that raised (without
@@ -95,6 +101,7 @@ class AgentSession:
         compaction: Compaction | None = None,
         tool_search: int | bool | None = None,
         on_elicit: OnElicit | None = None,
+        on_sampling: Sampling | None = None,
     ) -> None:
         if max_tool_rounds is not None and max_tool_rounds < 1:
             raise ValueError(f"max_tool_rounds must be at least 1 or None, got {max_tool_rounds}")
@@ -116,7 +123,9 @@ class AgentSession:
         self.store = store
         self.last_usage: Usage = ZERO_USAGE
         self.total_usage: Usage = ZERO_USAGE
-        self._tools = SessionTools(mcp_tools, on_elicit)  # the user's list, read each round
+        check_answerers(on_elicit, on_sampling)
+        lent = {"on_elicit": on_elicit, "on_sampling": on_sampling}
+        self._tools = SessionTools(mcp_tools, lent)  # the user's list, read each round
         self._context: ContextStore = MemoryContextStore(session_id=self.session_id)
         self._messages: list[Message] = []
         self._pending: Awaitable[None] | None = None  # restoring what an async store gives

@@ -9,7 +9,7 @@ import dataclasses
 import inspect
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -51,16 +51,12 @@ class SessionTools:
     already, as padwan-ai's are) or with ``auto_prefix=False``. A name still taken then is a
     ``ValueError`` naming it, on entering the session or at the round that lists it."""
 
-    def __init__(self, items: Sequence[Any], on_elicit: Any = None) -> None:
-        """``on_elicit`` is lent to each server the session enters that has no answerer of
-        its own, while the session holds it (see ``tether.mcp.Elicitation``)."""
-        if on_elicit is not None and not callable(on_elicit):
-            raise TypeError(
-                "on_elicit must be a function taking an Elicitation and returning a dict "
-                f"(accept) or None (decline), got {type(on_elicit).__name__}"
-            )
+    def __init__(self, items: Sequence[Any], lent: Mapping[str, Any] | None = None) -> None:
+        """``lent``: the session's answerers by attribute (``on_elicit``, ``on_sampling``),
+        each lent to a server the session enters that has none of its own, while the session
+        holds it."""
         self.items: Sequence[Any] = items if isinstance(items, list) else tuple(items)
-        self.on_elicit = on_elicit
+        self.lent = {name: value for name, value in (lent or {}).items() if value is not None}
         self._exits: AsyncExitStack | None = None
         self._on_connect: OnConnect | None = None
         self._entered: dict[int, Any] = {}  # servers entered (or found open) in this session
@@ -116,12 +112,8 @@ class SessionTools:
             if not _open(server):
                 self._lend(server, self._exits)
                 await self._exits.enter_async_context(server)
-            elif self.on_elicit is not None and getattr(server, "on_elicit", False) is None:
-                log.warning(
-                    "%s was entered before the session: the session's on_elicit cannot answer "
-                    "it (give the server on_elicit= of its own)",
-                    getattr(server, "label", server),
-                )
+            else:
+                self._unlent(server)
             self._entered[key] = server
         await server.ping()
         if self._on_connect is not None:
@@ -132,11 +124,24 @@ class SessionTools:
         self._name(server)
 
     def _lend(self, server: Any, exits: AsyncExitStack) -> None:
-        """Give ``server`` the session's answerer if it has none, until the session leaves it."""
-        if self.on_elicit is None or getattr(server, "on_elicit", False) is not None:
-            return
-        server.on_elicit = self.on_elicit
-        exits.callback(setattr, server, "on_elicit", None)
+        """Give ``server`` each of the session's answerers it has none of, until the session
+        leaves it."""
+        for name, value in self.lent.items():
+            if getattr(server, name, False) is None:
+                setattr(server, name, value)
+                exits.callback(setattr, server, name, None)
+
+    def _unlent(self, server: Any) -> None:
+        """A server its owner entered already cannot take the session's answerers: say so."""
+        for name in self.lent:
+            if getattr(server, name, False) is None:
+                log.warning(
+                    "%s was entered before the session: the session's %s cannot reach it "
+                    "(give the server %s= of its own)",
+                    getattr(server, "label", server),
+                    name,
+                    name,
+                )
 
     def _name(self, server: Any) -> None:
         """Give ``server`` its prefix in this session, once (None: never prefixed)."""
@@ -154,6 +159,15 @@ class SessionTools:
             number += 1
             unique = f"{prefix}-{number}"
         return unique
+
+    def named_servers(self) -> list[tuple[str, Any]]:
+        """The servers in the list now, each with its name in the session (its prefix, unique
+        in the session, once it was connected; else the one it derives)."""
+        named = []
+        for server in self.servers:
+            name = self._prefixes.get(id(server)) or derived_prefix(server)
+            named.append((name or repr(server), server))
+        return named
 
     async def list_tools(self) -> list[Tool]:
         local = self._local()
