@@ -312,6 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="calls of this tool wait for approval on the page (repeat for more tools)",
     )
     _mcp_serve_options(commands)
+    from .mcp_login import add_mcp_commands  # noqa: PLC0415 - it imports this module
+
+    add_mcp_commands(commands, _Parser)
     sessions = commands.add_parser(
         "sessions",
         help="list the stored chat sessions",

@@ -4,16 +4,18 @@ server (the SDK's auth routes: metadata, dynamic registration, authorize, token,
 another, so the two are different origins as they usually are. The authorization server
 approves every request at once (no person) and keeps everything in memory.
 
-Run: python oauth.py RS_PORT AS_PORT [--lifetime S] [--advertise URL] [--redirect URL]
+Run: python oauth.py RS_PORT AS_PORT [--lifetime S] [--advertise URL] [--client ID:PORT]
 
 ``--lifetime``: seconds an access token lives (default 3600). ``--advertise``: the authorization
-server the resource's metadata names, instead of the real one (another origin). ``--redirect``:
-every authenticated MCP request is answered with a 307 to that URL.
+server the resource's metadata names, instead of the real one (another origin). ``--client``:
+a public client registered beforehand, whose redirect URI is on 127.0.0.1:PORT; there is then
+no dynamic registration.
 
 Test-only routes on the authorization server: ``GET /test/log`` (every request either server
-saw: which, method, path, its Authorization header), ``GET /test/tokens`` (the live tokens),
-``POST /test/revoke`` (forget every token), ``POST /test/token-mode`` with ``ok``, ``hang`` or
-``junk`` (how the token endpoint answers from then on).
+saw: which, method, path, query, its Authorization header), ``GET /test/tokens`` (the live
+tokens), ``POST /test/revoke`` (forget every token), ``POST /test/token-mode`` with ``ok``,
+``hang`` or ``junk`` (how the token endpoint answers from then on), ``POST /test/redirect``
+with a URL (every authenticated MCP request is then answered with a 307 there).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 LOG: list[dict[str, Any]] = []
-MODE = {"token": "ok"}
+MODE = {"token": "ok", "redirect": ""}
 
 
 class Provider:
@@ -137,10 +139,10 @@ class Verifier:
         return found
 
 
-def logged(app: Any, which: str, redirect: str | None = None) -> Any:
+def logged(app: Any, which: str) -> Any:
     """``app`` with every request written to ``LOG``; on the authorization server, the token
-    endpoint hangs or answers junk when told to; on the resource server, ``redirect`` answers
-    every authenticated request with a 307 there."""
+    endpoint hangs or answers junk when told to; on the resource server, every authenticated
+    request is answered with a 307 when told to."""
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -148,14 +150,18 @@ def logged(app: Any, which: str, redirect: str | None = None) -> Any:
             return
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         auth = headers.get("authorization")
-        LOG.append({"server": which, "method": scope["method"], "path": scope["path"], "auth": auth})
+        query = scope.get("query_string", b"").decode()
+        LOG.append(
+            {"server": which, "method": scope["method"], "path": scope["path"], "query": query, "auth": auth}
+        )
         if which == "as" and scope["path"] == "/token" and MODE["token"] != "ok":
             if MODE["token"] == "hang":
                 await anyio.sleep_forever()
             await Response("<html>surprise</html>", 200, media_type="application/json")(scope, receive, send)
             return
-        if which == "rs" and redirect and auth and scope["path"] == "/mcp":
-            await Response(status_code=307, headers={"location": redirect})(scope, receive, send)
+        if which == "rs" and MODE["redirect"] and auth and scope["path"] == "/mcp":
+            moved = Response(status_code=307, headers={"location": MODE["redirect"]})
+            await moved(scope, receive, send)
             return
         await app(scope, receive, send)
 
@@ -178,11 +184,16 @@ def control_routes(provider: Provider) -> list[Route]:
         MODE["token"] = (await request.body()).decode()
         return PlainTextResponse(MODE["token"])
 
+    async def redirect(request: Request) -> Response:
+        MODE["redirect"] = (await request.body()).decode()
+        return PlainTextResponse(MODE["redirect"])
+
     return [
         Route("/test/log", log),
         Route("/test/tokens", tokens),
         Route("/test/revoke", revoke, methods=["POST"]),
         Route("/test/token-mode", token_mode, methods=["POST"]),
+        Route("/test/redirect", redirect, methods=["POST"]),
     ]
 
 
@@ -192,10 +203,19 @@ async def main() -> None:
     parser.add_argument("as_port", type=int)
     parser.add_argument("--lifetime", type=int, default=3600)
     parser.add_argument("--advertise")
-    parser.add_argument("--redirect")
+    parser.add_argument("--client")
     args = parser.parse_args()
     rs_url, as_url = f"http://127.0.0.1:{args.rs_port}", f"http://127.0.0.1:{args.as_port}"
     provider = Provider(args.lifetime)
+    if args.client:
+        client_id, _, port = args.client.partition(":")
+        provider.clients[client_id] = OAuthClientInformationFull(
+            client_id=client_id,
+            redirect_uris=[f"http://127.0.0.1:{port}/callback"],  # type: ignore[list-item]
+            token_endpoint_auth_method="none",
+            grant_types=["authorization_code", "refresh_token"],
+            scope="mcp",
+        )
     server = MCPServer(
         "oauth-demo",
         token_verifier=Verifier(provider),
@@ -216,14 +236,14 @@ async def main() -> None:
         provider,
         issuer_url=AuthSettings(issuer_url=as_url, resource_server_url=None).issuer_url,
         client_registration_options=ClientRegistrationOptions(
-            enabled=True, valid_scopes=["mcp"], default_scopes=["mcp"]
+            enabled=not args.client, valid_scopes=["mcp"], default_scopes=["mcp"]
         ),
         revocation_options=RevocationOptions(enabled=True),
     )
     as_app = Starlette(routes=[*auth_routes, *control_routes(provider)])
     rs_app = server.streamable_http_app()
     servers = [
-        uvicorn.Server(uvicorn.Config(logged(rs_app, "rs", args.redirect), port=args.rs_port, log_level="warning")),
+        uvicorn.Server(uvicorn.Config(logged(rs_app, "rs"), port=args.rs_port, log_level="warning")),
         uvicorn.Server(uvicorn.Config(logged(as_app, "as"), port=args.as_port, log_level="warning")),
     ]
     async with anyio.create_task_group() as group:
