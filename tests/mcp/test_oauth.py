@@ -132,14 +132,14 @@ async def whoami(url: str, auth: OAuth, **options: Any) -> str:
     return str(result.content)
 
 
-# -- the first login and the kept tokens ------------------------------------------------------------
+# -- the first login and the kept tokens -----------------------------------------------------
 
 
 async def test_first_login_discovers_registers_and_exchanges_a_code_with_pkce(
     server: OAuthServer, tmp_path: Path
 ) -> None:
     auth = OAuth(token_file=tmp_path / "tokens.json")
-    assert await auth.login(server.url, browser=approve, timeout=30) == 1
+    assert await auth.login(server.url, browser=approve, within=30) == 1
     steps = [f"{e['server']} {e['method']} {e['path']}" for e in server.log()]
     discovery = [
         "rs GET /.well-known/oauth-protected-resource/mcp",
@@ -165,7 +165,7 @@ async def test_a_second_process_uses_the_kept_tokens_without_a_new_login(
     server: OAuthServer, tmp_path: Path
 ) -> None:
     path = tmp_path / "tokens.json"
-    await OAuth(token_file=path).login(server.url, browser=approve, timeout=30)
+    await OAuth(token_file=path).login(server.url, browser=approve, within=30)
     before = server.paths("as")
     script = (
         "import asyncio, sys\n"
@@ -176,15 +176,19 @@ async def test_a_second_process_uses_the_kept_tokens_without_a_new_login(
         "asyncio.run(main())\n"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run(
-        [sys.executable, "-c", script, server.url, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        script,
+        server.url,
+        str(path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=env,
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "you are logged in"
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert out.decode().strip() == "you are logged in"
     assert server.paths("as") == before  # no registration, no authorization, no token request
     assert mode(path) == 0o600
 
@@ -194,7 +198,7 @@ async def test_an_expired_access_token_is_refreshed_at_the_authorization_server(
 ) -> None:
     path = tmp_path / "tokens.json"
     auth = OAuth(token_file=path)
-    await auth.login(short_lived.url, browser=approve, timeout=30)
+    await auth.login(short_lived.url, browser=approve, within=30)
     first = kept(path)["tokens"]
     await asyncio.sleep(2.5)  # the access token has expired; a new connection (as a new process)
     assert await whoami(short_lived.url, auth) == "you are logged in"
@@ -205,7 +209,8 @@ async def test_an_expired_access_token_is_refreshed_at_the_authorization_server(
     assert short_lived.paths("as").count("GET /authorize") == 1  # no second login
     assert "POST /token" not in short_lived.paths("rs")  # the refresh token went nowhere else
     sent = [e["auth"] for e in short_lived.log() if e["auth"]]
-    assert f"Bearer {first['access_token']}" not in sent[sent.index(f"Bearer {now['access_token']}") :]
+    since = sent.index(f"Bearer {now['access_token']}")
+    assert f"Bearer {first['access_token']}" not in sent[since:]
     assert mode(path) == 0o600
 
 
@@ -213,7 +218,7 @@ async def test_a_token_expiring_while_connected_is_refreshed_before_the_next_cal
     short_lived: OAuthServer, tmp_path: Path
 ) -> None:
     auth = OAuth(token_file=tmp_path / "tokens.json")
-    await auth.login(short_lived.url, browser=approve, timeout=30)
+    await auth.login(short_lived.url, browser=approve, within=30)
     async with McpStreamable(short_lived.url, auth=auth) as mcp:
         await asyncio.sleep(2.5)
         result = await mcp.call("whoami", {})
@@ -240,18 +245,18 @@ async def test_a_store_keeps_the_tokens_instead_of_a_file(
 
     memory = Memory()
     auth = OAuth(store=memory)
-    await auth.login(server.url, browser=approve, timeout=30)
+    await auth.login(server.url, browser=approve, within=30)
     assert memory.record is not None
     assert memory.record["tokens"]["access_token"] in server.tokens()["access"]
     assert await whoami(server.url, auth) == "you are logged in"
-    assert not list(tmp_path.rglob("*.json"))  # nothing written to a file
+    assert not list(tmp_path.rglob("*.json"))  # noqa: ASYNC240 - nothing written to a file
 
 
 async def test_the_default_token_file_is_per_server_under_tether_home(
     server: OAuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TETHER_HOME", str(tmp_path))
-    await OAuth().login(server.url, browser=approve, timeout=30)
+    await OAuth().login(server.url, browser=approve, within=30)
     (path,) = (tmp_path / "mcp-oauth").iterdir()
     assert mode(path) == 0o600 and mode(tmp_path / "mcp-oauth") == 0o700
     assert kept(path)["server"] == server.url
@@ -262,7 +267,7 @@ async def test_a_client_registered_beforehand_logs_in_by_its_id(tmp_path: Path) 
     port = free_port()
     for known in _start("--client", f"tether-cli:{port}"):
         auth = OAuth(client_id="tether-cli", token_file=tmp_path / "tokens.json")
-        await auth.login(known.url, browser=approve, port=port, timeout=30)
+        await auth.login(known.url, browser=approve, port=port, within=30)
         assert "POST /register" not in known.paths("as")
         assert await whoami(known.url, auth) == "you are logged in"
 
@@ -287,7 +292,7 @@ async def test_a_revoked_token_is_an_error_saying_to_log_in_again(
     caplog.set_level(logging.DEBUG)
     path = tmp_path / "tokens.json"
     auth = OAuth(token_file=path)
-    await auth.login(server.url, browser=approve, timeout=30)
+    await auth.login(server.url, browser=approve, within=30)
     tokens = kept(path)["tokens"]
     async with McpStreamable(server.url, auth=auth, connect_timeout=10) as mcp:
         server.control("revoke")
@@ -307,7 +312,7 @@ async def test_tokens_never_reach_a_log_or_an_error(
     caplog.set_level(logging.DEBUG)  # every logger: tether's, the SDK's, httpx's
     path = tmp_path / "tokens.json"
     auth = OAuth(token_file=path)
-    await auth.login(short_lived.url, browser=approve, timeout=30)
+    await auth.login(short_lived.url, browser=approve, within=30)
     secrets = set(kept(path)["tokens"].values()) - {"Bearer", "mcp"}
     await asyncio.sleep(2.5)
     assert await whoami(short_lived.url, auth) == "you are logged in"  # a refresh
@@ -333,7 +338,7 @@ async def test_a_redirect_to_another_origin_does_not_carry_the_token(
 ) -> None:
     path = tmp_path / "tokens.json"
     auth = OAuth(token_file=path)
-    await auth.login(server.url, browser=approve, timeout=30)
+    await auth.login(server.url, browser=approve, within=30)
     async with Catcher() as elsewhere:
         server.control("redirect", f"{elsewhere.url}/mcp")
         with pytest.raises(McpError) as caught:
@@ -350,8 +355,8 @@ async def test_an_authorization_server_other_than_the_configured_one_is_refused(
         for evil in _start("--advertise", other.url):
             real = evil.issuer
             auth = OAuth(token_file=tmp_path / "tokens.json", authorization_server=real)
-            with pytest.raises(McpError, match="not .* as configured") as caught:
-                await auth.login(evil.url, browser=approve, timeout=30)
+            with pytest.raises(McpError, match=r"not .* as configured") as caught:
+                await auth.login(evil.url, browser=approve, within=30)
             assert other.url in str(caught.value)
             assert other.requests == []  # nothing at all was sent there
             assert not (tmp_path / "tokens.json").exists()
@@ -364,7 +369,7 @@ async def test_without_a_configured_one_the_advertised_authorization_server_is_u
         for server in _start("--advertise", other.url):
             auth = OAuth(token_file=tmp_path / "tokens.json")
             with pytest.raises(McpError):
-                await auth.login(server.url, browser=approve, timeout=30)
+                await auth.login(server.url, browser=approve, within=30)
             assert other.requests  # the spec's discovery went there (and found nothing)
             assert not [r for r in other.requests if "authorization:" in r.lower()]
 
@@ -376,7 +381,7 @@ async def test_a_hanging_token_endpoint_is_an_error_within_the_connect_timeout(
     short_lived: OAuthServer, tmp_path: Path
 ) -> None:
     auth = OAuth(token_file=tmp_path / "tokens.json")
-    await auth.login(short_lived.url, browser=approve, timeout=30)
+    await auth.login(short_lived.url, browser=approve, within=30)
     await asyncio.sleep(2.5)  # expired: connecting refreshes first
     short_lived.control("token-mode", "hang")
     started = time.monotonic()
@@ -389,14 +394,14 @@ async def test_a_token_endpoint_answering_junk_is_an_error(
     short_lived: OAuthServer, tmp_path: Path
 ) -> None:
     auth = OAuth(token_file=tmp_path / "tokens.json")
-    await auth.login(short_lived.url, browser=approve, timeout=30)
+    await auth.login(short_lived.url, browser=approve, within=30)
     await asyncio.sleep(2.5)
     short_lived.control("token-mode", "junk")
     with pytest.raises(McpError, match="Log in again"):  # the refresh failed: as if revoked
         await whoami(short_lived.url, auth, connect_timeout=10)
     other = OAuth(token_file=tmp_path / "other.json")
     with pytest.raises(McpError, match="OAuth failed: Invalid token response"):
-        await other.login(short_lived.url, browser=approve, timeout=10)
+        await other.login(short_lived.url, browser=approve, within=10)
 
 
 async def test_a_login_nobody_completes_ends_at_its_timeout(
@@ -406,7 +411,7 @@ async def test_a_login_nobody_completes_ends_at_its_timeout(
     started = time.monotonic()
     with pytest.raises(McpError, match="did not answer within 2 s"):
         await OAuth(token_file=tmp_path / "t.json").login(
-            server.url, browser=shown.append, timeout=2
+            server.url, browser=shown.append, within=2
         )
     assert time.monotonic() - started < 6
     assert shown and shown[0].startswith(f"{server.issuer}/authorize?")
@@ -418,9 +423,9 @@ async def test_a_login_nobody_completes_ends_at_its_timeout(
 async def test_a_token_file_others_may_read_is_refused(server: OAuthServer, tmp_path: Path) -> None:
     path = tmp_path / "tokens.json"
     auth = OAuth(token_file=path)
-    await auth.login(server.url, browser=approve, timeout=30)
+    await auth.login(server.url, browser=approve, within=30)
     path.chmod(0o644)
-    with pytest.raises(McpError, match="may be read by others .*chmod 600"):
+    with pytest.raises(McpError, match=r"may be read by others .*chmod 600"):
         await whoami(server.url, auth, connect_timeout=10)
 
 

@@ -13,74 +13,10 @@ from typing import Any
 from rich.console import Console
 
 from .app import configure_logging
-from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from .args import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, MCP_SECRET_VARIABLE
 from .terminal import error_line, safe_text
 
-__all__ = ["add_mcp_commands", "command_mcp"]
-
-SECRET_VARIABLE = "TETHER_MCP_CLIENT_SECRET"
-
-
-def add_mcp_commands(commands: Any, parser_class: Any) -> None:
-    """``tether mcp login`` and ``tether mcp logout``."""
-    mcp = commands.add_parser(
-        "mcp",
-        help="log in to (or out of) an MCP server that asks for OAuth",
-        description="Log in to an MCP server over HTTP that asks for OAuth 2.1: the tokens are "
-        "kept (0600) where McpStreamable(url, auth=OAuth()) finds them.",
-    )
-    actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", parser_class=parser_class)
-    login = actions.add_parser(
-        "login",
-        help="log in with the browser and keep the tokens",
-        description="Log in to the MCP server at URL: its authorization server's address is "
-        "printed (and opened in the browser), you approve there, the browser comes back to "
-        "127.0.0.1, and the tokens are kept. A client registers itself where the "
-        f"authorization server offers it; else give --client-id (its secret, if any, in "
-        f"${SECRET_VARIABLE}).",
-    )
-    login.add_argument("url", metavar="URL", help="the MCP server's address, e.g. .../mcp")
-    _token_file(login)
-    login.add_argument("--client-id", metavar="ID", help="a client registered beforehand")
-    login.add_argument(
-        "--authorization-server",
-        metavar="URL",
-        help="the only authorization server the MCP server may send you to",
-    )
-    login.add_argument(
-        "--port",
-        type=int,
-        default=0,
-        help="the loopback port the browser comes back to (default: the one registered last, "
-        "else a free one; a client given by --client-id needs its registered one)",
-    )
-    login.add_argument(
-        "--no-browser", action="store_true", help="only print the address, do not open it"
-    )
-    login.add_argument(
-        "--timeout",
-        type=float,
-        default=300.0,
-        metavar="S",
-        help="seconds to wait for the login (default: %(default)s)",
-    )
-    login.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
-    logout = actions.add_parser(
-        "logout",
-        help="forget the tokens kept for a server",
-        description="Remove the tokens (and the registration) kept for the MCP server at URL.",
-    )
-    logout.add_argument("url", metavar="URL", help="the MCP server's address")
-    _token_file(logout)
-
-
-def _token_file(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--token-file",
-        metavar="PATH",
-        help="where the tokens are kept (default: one file per server under $TETHER_HOME/"
-        "mcp-oauth, else tether/mcp-oauth in the user's config directory)",
-    )
+__all__ = ["command_mcp"]
 
 
 def command_mcp(opts: argparse.Namespace, out: Console, err: Console) -> int:
@@ -89,9 +25,9 @@ def command_mcp(opts: argparse.Namespace, out: Console, err: Console) -> int:
         err.print(error_line("tether mcp needs an action: login or logout"), soft_wrap=True)
         return EXIT_USAGE
     try:
-        from ..mcp import OAuth, McpStreamable  # noqa: PLC0415
+        from ..mcp import McpStreamable, OAuth  # noqa: PLC0415
 
-        secret = os.environ.get(SECRET_VARIABLE) or None
+        secret = os.environ.get(MCP_SECRET_VARIABLE) or None
         auth = OAuth(
             client_id=getattr(opts, "client_id", None),
             client_secret=secret if getattr(opts, "client_id", None) else None,
@@ -121,9 +57,6 @@ def _login(auth: Any, opts: argparse.Namespace, label: str, out: Console, err: C
     from ..errors import TetherError  # noqa: PLC0415
 
     configure_logging(opts.verbose)
-    if not 0 <= opts.port <= 65535 or opts.timeout <= 0:
-        err.print(error_line("--port is 0 to 65535 and --timeout a positive number"))
-        return EXIT_USAGE
 
     def show(authorization_url: str) -> None:
         out.print("Open this address in a browser to log in:")
@@ -138,7 +71,7 @@ def _login(auth: Any, opts: argparse.Namespace, label: str, out: Console, err: C
                 return
 
     try:
-        tools = asyncio.run(auth.login(opts.url, browser=show, port=opts.port, timeout=opts.timeout))
+        tools = asyncio.run(auth.login(opts.url, browser=show, port=opts.port, within=opts.timeout))
     except KeyboardInterrupt:
         err.print("interrupted")
         return EXIT_INTERRUPTED

@@ -5,20 +5,27 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from .loopback import Redirect
 from .server import McpError
-
-if TYPE_CHECKING:
-    from .oauth import OAuth
+from .tokenfile import TokenStore
 
 __all__ = ["log_in"]
 
 
+class Logging(Protocol):
+    """What a login needs of ``OAuth``: where its tokens are kept, and the SDK's provider
+    (with the browser step ``steps``)."""
+
+    def keeper(self, url: str) -> TokenStore: ...
+
+    def provider(self, url: str, label: str, steps: Any = None) -> Any: ...
+
+
 async def log_in(
-    oauth: OAuth, url: str, browser: Callable[[str], Any], port: int, timeout: float
+    oauth: Logging, url: str, browser: Callable[[str], Any], port: int, within: float
 ) -> int:
     """Log in to ``url`` (see ``OAuth.login``); the number of tools the server offers."""
     from mcp.shared.auth import AuthorizationCodeResult  # noqa: PLC0415
@@ -26,7 +33,7 @@ async def log_in(
     from .oauthflow import LoginSteps  # noqa: PLC0415
     from .streamable import McpStreamable  # noqa: PLC0415
 
-    server = McpStreamable(url, auth=oauth, connect_timeout=timeout)
+    server = McpStreamable(url, auth=oauth, connect_timeout=within)
     redirect = await _listening(port or await _kept_port(oauth, url), given=port != 0)
 
     async def show(authorization_url: str) -> None:
@@ -65,7 +72,7 @@ async def _listening(port: int, *, given: bool) -> Redirect:
     return redirect
 
 
-async def _kept_port(oauth: OAuth, url: str) -> int:
+async def _kept_port(oauth: Logging, url: str) -> int:
     """The loopback port of the kept registration's redirect URI (0 when there is none), so
     a second login reuses the registration."""
     record = await oauth.keeper(url).load() or {}

@@ -85,11 +85,11 @@ class Redirect:
 async def _answer(writer: asyncio.StreamWriter, status: int, text: str) -> None:
     body = f"<!doctype html><title>tether</title><p>{html.escape(text)}</p>".encode()
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
-    writer.write(
+    head = (
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: text/html; charset=utf-8\r\n"
-        f"content-length: {len(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n".encode()
-        + body
+        f"content-length: {len(body)}\r\ncache-control: no-store\r\nconnection: close\r\n\r\n"
     )
+    writer.write(head.encode() + body)
     with contextlib.suppress(Exception):
         await writer.drain()
     writer.close()

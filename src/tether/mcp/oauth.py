@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,17 +98,17 @@ class OAuth:
         *,
         browser: Browser | None = None,
         port: int = 0,
-        timeout: float = 300.0,
+        within: float = 300.0,
     ) -> int:
         """Log in to the MCP server at ``url`` now: the authorization URL goes to ``browser``
         (default: printed on stderr and opened in the web browser), the person approves, the
         authorization server redirects back to 127.0.0.1 (``port``; 0 takes the port of the
         kept registration, else a free one), and the new tokens are kept. Gives the number of
         tools the server offers then; ``McpError`` when the login fails or takes longer than
-        ``timeout`` seconds."""
+        ``within`` seconds."""
         from .login import log_in  # noqa: PLC0415
 
-        return await log_in(self, url, browser or _show, port, timeout)
+        return await log_in(self, url, browser or _show, port, within)
 
 
 def _show(authorization_url: str) -> None:
@@ -119,11 +119,3 @@ def _show(authorization_url: str) -> None:
         webbrowser.open(authorization_url)
     except Exception:  # no browser here: the printed address is enough
         return
-
-
-async def maybe_await(value: Awaitable[Any] | Any) -> Any:
-    """``value``, awaited when it is awaitable (a browser callback may be either)."""
-    if isinstance(value, Awaitable):
-        return await value
-    return value
-

@@ -5,17 +5,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from .limits import MAX_MESSAGE
 from .prefix import host_prefix, prefix_of
 from .server import McpError, McpServer
 
-if TYPE_CHECKING:
-    from .oauth import OAuth
+__all__ = ["HttpAuth", "McpStreamable"]
 
-__all__ = ["McpStreamable"]
+
+class HttpAuth(Protocol):
+    """What ``auth=`` takes (``OAuth``): the SDK's httpx2 ``Auth`` for connections to ``url``
+    (``label`` names the server in what it says)."""
+
+    def provider(self, url: str, label: str) -> Any: ...
 
 
 class McpStreamable(McpServer):
@@ -37,7 +41,7 @@ class McpStreamable(McpServer):
         timeout: float = 60.0,
         connect_timeout: float = 30.0,
         list_timeout: float = 5.0,
-        auth: OAuth | None = None,
+        auth: HttpAuth | None = None,
     ) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -101,9 +105,11 @@ class McpStreamable(McpServer):
 
     def _secrets(self) -> Sequence[str]:
         kept = [] if self._provider is None else self._provider.storage.secrets()
-        return [v for v in self._request_headers().values() if len(v) >= 8] + (
-            [self._token] if self._token else []
-        ) + kept
+        return (
+            [v for v in self._request_headers().values() if len(v) >= 8]
+            + ([self._token] if self._token else [])
+            + kept
+        )
 
 
 @asynccontextmanager

@@ -64,7 +64,9 @@ class Provider:
         assert client_info.client_id is not None
         self.clients[client_info.client_id] = client_info
 
-    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+    async def authorize(
+        self, client: OAuthClientInformationFull, params: AuthorizationParams
+    ) -> str:
         code = secrets.token_urlsafe(24)
         assert client.client_id is not None
         self.codes[code] = AuthorizationCode(
@@ -88,7 +90,9 @@ class Provider:
         self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
     ) -> OAuthToken:
         self.codes.pop(authorization_code.code, None)
-        return self._issue(authorization_code.client_id, authorization_code.scopes, authorization_code.resource)
+        return self._issue(
+            authorization_code.client_id, authorization_code.scopes, authorization_code.resource
+        )
 
     async def load_refresh_token(
         self, client: OAuthClientInformationFull, refresh_token: str
@@ -99,7 +103,9 @@ class Provider:
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
         self.refresh.pop(refresh_token.token, None)
-        return self._issue(refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+        return self._issue(
+            refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource
+        )
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         return self.access.get(token)
@@ -152,12 +158,20 @@ def logged(app: Any, which: str) -> Any:
         auth = headers.get("authorization")
         query = scope.get("query_string", b"").decode()
         LOG.append(
-            {"server": which, "method": scope["method"], "path": scope["path"], "query": query, "auth": auth}
+            {
+                "server": which,
+                "method": scope["method"],
+                "path": scope["path"],
+                "query": query,
+                "auth": auth,
+            }
         )
         if which == "as" and scope["path"] == "/token" and MODE["token"] != "ok":
             if MODE["token"] == "hang":
                 await anyio.sleep_forever()
-            await Response("<html>surprise</html>", 200, media_type="application/json")(scope, receive, send)
+            await Response("<html>surprise</html>", 200, media_type="application/json")(
+                scope, receive, send
+            )
             return
         if which == "rs" and MODE["redirect"] and auth and scope["path"] == "/mcp":
             moved = Response(status_code=307, headers={"location": MODE["redirect"]})
@@ -243,8 +257,12 @@ async def main() -> None:
     as_app = Starlette(routes=[*auth_routes, *control_routes(provider)])
     rs_app = server.streamable_http_app()
     servers = [
-        uvicorn.Server(uvicorn.Config(logged(rs_app, "rs"), port=args.rs_port, log_level="warning")),
-        uvicorn.Server(uvicorn.Config(logged(as_app, "as"), port=args.as_port, log_level="warning")),
+        uvicorn.Server(
+            uvicorn.Config(logged(rs_app, "rs"), port=args.rs_port, log_level="warning")
+        ),
+        uvicorn.Server(
+            uvicorn.Config(logged(as_app, "as"), port=args.as_port, log_level="warning")
+        ),
     ]
     async with anyio.create_task_group() as group:
         for each in servers:
