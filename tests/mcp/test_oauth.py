@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
@@ -270,6 +271,25 @@ async def test_a_client_registered_beforehand_logs_in_by_its_id(tmp_path: Path) 
         await auth.login(known.url, browser=approve, port=port, within=30)
         assert "POST /register" not in known.paths("as")
         assert await whoami(known.url, auth) == "you are logged in"
+
+
+async def test_the_loopback_listener_takes_only_the_redirect_of_its_own_login(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    turned_away: list[int] = []
+
+    async def meddled(authorization_url: str) -> None:
+        query = parse_qs(urlsplit(authorization_url).query)
+        back = query["redirect_uri"][0]
+        async with httpx.AsyncClient() as other_program:  # first, with a code of its own
+            forged = await other_program.get(back, params={"code": "forged", "state": "guess"})
+        turned_away.append(forged.status_code)
+        await approve(authorization_url)
+
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    assert await auth.login(server.url, browser=meddled, within=30) == 1
+    assert turned_away == [400]
+    assert await whoami(server.url, auth) == "you are logged in"
 
 
 # -- what ends a login ------------------------------------------------------------------------

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from .loopback import Redirect
 from .server import McpError
 from .tokenfile import TokenStore
+
+if TYPE_CHECKING:
+    from .oauthflow import LoginSteps
 
 __all__ = ["log_in"]
 
@@ -21,7 +24,7 @@ class Logging(Protocol):
 
     def keeper(self, url: str) -> TokenStore: ...
 
-    def provider(self, url: str, label: str, steps: Any = None) -> Any: ...
+    def provider(self, url: str, label: str, steps: LoginSteps | None = None) -> Any: ...
 
 
 async def log_in(
@@ -37,6 +40,7 @@ async def log_in(
     redirect = await _listening(port or await _kept_port(oauth, url), given=port != 0)
 
     async def show(authorization_url: str) -> None:
+        redirect.expect(authorization_url)
         shown = browser(authorization_url)
         if inspect.isawaitable(shown):
             await shown

@@ -30,6 +30,13 @@ class Redirect:
         self.port = port
         self._server: asyncio.Server | None = None
         self._result: asyncio.Future[dict[str, str]] | None = None
+        self._state: str | None = None
+
+    def expect(self, authorization_url: str) -> None:
+        """Take only the redirect carrying the ``state`` of ``authorization_url``: another
+        program on this machine that calls the listener first is turned away."""
+        states = parse_qs(urlsplit(authorization_url).query).get("state")
+        self._state = states[0] if states else None
 
     @property
     def uri(self) -> str:
@@ -68,6 +75,9 @@ class Redirect:
             await _answer(writer, 404, "Not here.")
             return
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        if self._state is not None and query.get("state") != self._state:
+            await _answer(writer, 400, "This redirect is not the one of this login.")
+            return
         if "error" in query:
             why = query.get("error_description") or query["error"]
             self._result.set_exception(

@@ -17,10 +17,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .tokenfile import TokenFile, TokenStore, default_token_file
+
+if TYPE_CHECKING:
+    from .oauthflow import LoginSteps
 
 __all__ = ["OAuth"]
 
@@ -73,7 +76,7 @@ class OAuth:
         keeper = self.keeper(url)
         return keeper.path if isinstance(keeper, TokenFile) else None
 
-    def provider(self, url: str, label: str, steps: Any = None) -> Any:
+    def provider(self, url: str, label: str, steps: LoginSteps | None = None) -> Any:
         """The SDK's httpx2 ``Auth`` for a connection to ``url`` (``steps``: the browser step,
         for a login; without it a login needed is an ``McpError``)."""
         from .oauthflow import OAuthProvider, Storage, configured_client  # noqa: PLC0415

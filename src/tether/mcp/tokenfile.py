@@ -75,7 +75,7 @@ class TokenFile:
             if mode & 0o077:
                 raise McpError(
                     f"the token file {self.path} may be read by others (mode "
-                    f"{stat.S_IMODE(mode):o}): make it private (chmod 600) or log in again"
+                    f"{stat.S_IMODE(mode):o}): make it private (chmod 600) or remove it"
                 )
             data = os.read(fd, _MAX_FILE)
         finally:
@@ -102,11 +102,3 @@ class TokenFile:
         finally:
             os.close(fd)
         os.replace(temporary, self.path)
-
-    def forget(self) -> bool:
-        """Remove the file (log out); whether there was one."""
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            return False
-        return True
