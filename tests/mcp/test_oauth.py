@@ -292,15 +292,27 @@ async def test_the_loopback_listener_takes_only_the_redirect_of_its_own_login(
     assert await whoami(server.url, auth) == "you are logged in"
 
 
+async def test_a_login_to_a_server_that_asks_for_none_says_so(
+    changing_http: str, tmp_path: Path
+) -> None:
+    shown: list[str] = []
+    with pytest.raises(McpError, match=r"did not ask for a login .*without auth="):
+        await OAuth(token_file=tmp_path / "t.json").login(
+            changing_http, browser=shown.append, within=30
+        )
+    assert shown == [] and not (tmp_path / "t.json").exists()
+
+
 # -- what ends a login ------------------------------------------------------------------------
 
 
 async def test_without_a_login_a_connection_says_to_log_in(
-    server: OAuthServer, tmp_path: Path
+    server: OAuthServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     auth = OAuth(token_file=tmp_path / "tokens.json")
     with pytest.raises(McpError, match="a new login is needed") as caught:
         await whoami(server.url, auth, connect_timeout=10)
+    assert "OAuth flow error" not in caplog.text  # said once, by the error, not logged again
     assert f"tether mcp login {server.url}" in str(caught.value)
     assert "McpError" not in str(caught.value)  # said in words, not as a wrapped exception
     assert "GET /authorize" not in server.paths("as")  # no browser step without a person
@@ -506,3 +518,6 @@ def test_tether_mcp_login_reports_a_bad_url_as_a_usage_error() -> None:
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 2
     assert "needs an http(s) URL" in err
+    bare = tether("mcp")
+    _, err = bare.communicate(timeout=30)
+    assert bare.returncode == 2 and "needs an action: login or logout" in err

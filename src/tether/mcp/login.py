@@ -51,9 +51,15 @@ async def log_in(
             code=query["code"], state=query.get("state"), iss=query.get("iss")
         )
 
+    provider = oauth.provider(url, server.label, LoginSteps(redirect.uri, show, back))
     try:
-        server.use_provider(oauth.provider(url, server.label, LoginSteps(redirect.uri, show, back)))
+        server.use_provider(provider)
         async with server:
+            if not provider.storage.logged_in:
+                raise McpError(
+                    f"the MCP server at {server.label} did not ask for a login (it answered "
+                    "without one): use it without auth="
+                )
             return len(server.tools)
     finally:
         await redirect.close()

@@ -10,6 +10,7 @@ Imports the SDK: load this module only when a connection or a login needs it.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
@@ -32,6 +33,19 @@ from .server import McpError
 from .tokenfile import TokenStore
 
 __all__ = ["LoginSteps", "OAuthProvider", "Storage", "login_needed"]
+
+
+class _Ours(logging.Filter):
+    """Leaves out the SDK's "OAuth flow error" record (with its traceback) for a flow tether
+    itself ended with an ``McpError`` (a login needed, an authorization server refused): the
+    caller gets that error, said once, and a reconnection would log it at every attempt."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        failure = record.exc_info[1] if record.exc_info else None
+        return not isinstance(failure, McpError)
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_Ours())
 
 _EARLY = 10.0  # seconds before its expiry a stored token counts as expired (clocks, transit)
 # The redirect URI of a connection that never logs in (a registration must name one).
@@ -85,6 +99,7 @@ class Storage:
         self._redirect_uri = redirect_uri
         self._configured = configured
         self._record: dict[str, Any] | None = None
+        self._saved = False
         self.discovered: Callable[[], dict[str, Any]] = dict
 
     async def _read(self) -> dict[str, Any]:
@@ -105,8 +120,14 @@ class Storage:
         except ValidationError:
             return None  # a damaged record: as if there were none, so a login mends it
 
+    @property
+    def logged_in(self) -> bool:
+        """New tokens were kept since this storage was made."""
+        return self._saved
+
     async def set_tokens(self, tokens: OAuthToken) -> None:
         self._fresh = False
+        self._saved = True
         raw = tokens.model_dump(mode="json", exclude_none=True)
         expires_in = raw.pop("expires_in", None)
         if isinstance(expires_in, int):
