@@ -281,7 +281,9 @@ async def test_a_server_open_before_the_session_is_told_of_in_a_warning(
             ):
                 pass
         assert server.on_sampling is None
-        assert "entered before the session: the session's on_sampling cannot reach it" in caplog.text
+        assert (
+            "entered before the session: the session's on_sampling cannot reach it" in caplog.text
+        )
 
 
 async def test_a_storm_of_requests_is_held_to_a_few_at_once() -> None:

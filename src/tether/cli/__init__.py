@@ -1,5 +1,5 @@
 """The ``tether`` command: ``tether run PROMPT`` (or ``FILE.prompty``), ``chat``, ``serve``,
-``mcp-serve``, ``sessions`` and ``trace``.
+``mcp-serve``, ``mcp login``/``logout``, ``sessions`` and ``trace``.
 
 This package (and only it) imports ``rich``; ``import tether`` never loads it. ``main`` parses the
 command line, builds the agent (model from ``--model``, the demo tools plus ``--tools``) and runs
@@ -40,6 +40,7 @@ from .args import (
 from .chat import command_chat
 from .durable import command_durable_run, command_worker
 from .loading import ToolSpecError
+from .mcp_login import command_mcp
 from .mcp_serving import command_mcp_serve
 from .own_agent import (
     MAKES_THE_AGENT,
@@ -238,6 +239,7 @@ COMMANDS: dict[str, Command] = {
     "trace": _trace,
     "serve": _serve,
     "mcp-serve": command_mcp_serve,
+    "mcp": command_mcp,
 }
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "MCP_SECRET_VARIABLE",
     "CommandError",
     "UsageError",
     "build_parser",
@@ -312,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="calls of this tool wait for approval on the page (repeat for more tools)",
     )
     _mcp_serve_options(commands)
+    _mcp_options(commands)
     sessions = commands.add_parser(
         "sessions",
         help="list the stored chat sessions",
@@ -368,6 +370,71 @@ def _mcp_serve_options(commands: Any) -> None:
         "(default: $TETHER_MCP_TOKEN; required when --host is not loopback)",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+
+MCP_SECRET_VARIABLE = "TETHER_MCP_CLIENT_SECRET"
+
+
+def _mcp_options(commands: Any) -> None:
+    """``tether mcp login`` and ``tether mcp logout``."""
+    mcp = commands.add_parser(
+        "mcp",
+        help="log in to (or out of) an MCP server that asks for OAuth",
+        description="Log in to an MCP server over HTTP that asks for OAuth 2.1: the tokens are "
+        "kept (0600) where McpStreamable(url, auth=OAuth()) finds them.",
+    )
+    actions = mcp.add_subparsers(dest="mcp_command", metavar="ACTION", parser_class=_Parser)
+    login = actions.add_parser(
+        "login",
+        help="log in with the browser and keep the tokens",
+        description="Log in to the MCP server at URL: its authorization server's address is "
+        "printed (and opened in the browser), you approve there, the browser comes back to "
+        "127.0.0.1, and the tokens are kept. A client registers itself where the "
+        f"authorization server offers it; else give --client-id (its secret, if any, in "
+        f"${MCP_SECRET_VARIABLE}).",
+    )
+    login.add_argument("url", metavar="URL", help="the MCP server's address, e.g. .../mcp")
+    _token_file(login)
+    login.add_argument("--client-id", metavar="ID", help="a client registered beforehand")
+    login.add_argument(
+        "--authorization-server",
+        metavar="URL",
+        help="the only authorization server the MCP server may send you to",
+    )
+    login.add_argument(
+        "--port",
+        type=_port,
+        default=0,
+        help="the loopback port the browser comes back to (default: the one registered last, "
+        "else a free one; a client given by --client-id needs its registered one)",
+    )
+    login.add_argument(
+        "--no-browser", action="store_true", help="only print the address, do not open it"
+    )
+    login.add_argument(
+        "--timeout",
+        type=_ranged(float, 1, 86400),
+        default=300.0,
+        metavar="S",
+        help="seconds to wait for the login (default: %(default)s)",
+    )
+    login.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+    logout = actions.add_parser(
+        "logout",
+        help="forget the tokens kept for a server",
+        description="Remove the tokens (and the registration) kept for the MCP server at URL.",
+    )
+    logout.add_argument("url", metavar="URL", help="the MCP server's address")
+    _token_file(logout)
+
+
+def _token_file(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="where the tokens are kept (default: one file per server under $TETHER_HOME/"
+        "mcp-oauth, else tether/mcp-oauth in the user's config directory)",
+    )
 
 
 PROMPTY_HELP = """\

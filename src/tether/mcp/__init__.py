@@ -1,13 +1,15 @@
 """MCP tools for tether's loop: ``McpTool`` (defined in-process), ``McpStdio`` (a child process)
-and ``McpStreamable`` (over HTTP), on the official SDK (the ``mcp`` extra, loaded on first use);
-a server's resources and prompts (``Resource``, ``ResourceTemplate``, ``Prompt``), the client's
-model for a server's sampling requests (``Sampling``) and ``on_elicit`` for a server that asks the
-user for input mid-call (``Elicitation``); and the other way round, ``serve_agent``: an agent's
-tools, and the agent itself, as an MCP server."""
+and ``McpStreamable`` (over HTTP, logging in with ``OAuth`` where the server asks for it), on the
+official SDK (the ``mcp`` extra, loaded on first use); a server's resources and prompts
+(``Resource``, ``ResourceTemplate``, ``Prompt``), the client's model for a server's sampling
+requests (``Sampling``) and ``on_elicit`` for a server that asks the user for input mid-call
+(``Elicitation``); and the other way round, ``serve_agent``: an agent's tools, and the agent
+itself, as an MCP server."""
 
 from __future__ import annotations
 
 from .elicitation import Elicitation, OnElicit
+from .oauth import OAuth
 from .prompts import Prompt, PromptArgument
 from .resources import Resource, ResourceTemplate
 from .sampling import Sampling, SamplingRequest
@@ -26,6 +28,7 @@ __all__ = [
     "McpStdio",
     "McpStreamable",
     "McpTool",
+    "OAuth",
     "OnElicit",
     "Prompt",
     "PromptArgument",

@@ -145,6 +145,11 @@ class McpServer:
         """Values that must never appear in an error message."""
         return ()
 
+    def _cause(self) -> McpError | None:
+        """What the kind of server knows ended the connection, when it knows (an OAuth login
+        that is needed again); said instead of only that the server went away."""
+        return None
+
     def _tail(self) -> str:
         """What the server said on its way out (a stdio server's stderr), if anything."""
         return ""
@@ -382,6 +387,9 @@ class McpServer:
         except MCPError as exc:
             if exc.code == _CONNECTION_CLOSED:
                 self._changed()
+                cause = self._cause()
+                if cause is not None:
+                    raise McpError(self._said(f"{self.describe()}: {cause}")) from None
                 raise McpError(self._said(f"{self.describe()} went away during {what}")) from None
             if exc.code == _MISSING_CAPABILITY and self.on_elicit is None:
                 raise McpError(
@@ -465,6 +473,8 @@ class McpServer:
             ) from None
         except Exception as exc:
             reason = first_cause(exc)
+            if isinstance(reason, McpError):  # a transport's own words (an OAuth login needed)
+                raise McpError(self._said(f"{self.describe()}: {reason}")) from None
             raise McpError(
                 self._said(f"{self.describe()} failed to start: {type(reason).__name__}: {reason}")
             ) from None

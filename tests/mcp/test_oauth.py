@@ -1,0 +1,523 @@
+"""OAuth 2.1 for MCP servers over HTTP (``McpStreamable(url, auth=OAuth(...))``, ``tether mcp
+login``), against a local OAuth-protected server built on the SDK's server auth
+(``servers/oauth.py``: a resource server and an authorization server that approves at once, on
+two ports of 127.0.0.1). The browser step is driven by the test, which follows the
+authorization address with httpx back to the loopback listener."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+from mcp_helpers import free_port, wait_for_port
+
+from tether.mcp import McpError, McpStreamable, OAuth
+
+SERVER = Path(__file__).parent / "servers" / "oauth.py"
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+class OAuthServer:
+    """The local server's process and its test-only controls."""
+
+    def __init__(self, rs_port: int, as_port: int, proc: subprocess.Popen[bytes]) -> None:
+        self.url = f"http://127.0.0.1:{rs_port}/mcp"
+        self.issuer = f"http://127.0.0.1:{as_port}"
+        self.proc = proc
+
+    def log(self) -> list[dict[str, Any]]:
+        return [e for e in httpx.get(f"{self.issuer}/test/log").json() if not _control(e)]
+
+    def paths(self, server: str) -> list[str]:
+        return [f"{e['method']} {e['path']}" for e in self.log() if e["server"] == server]
+
+    def tokens(self) -> dict[str, list[str]]:
+        return dict(httpx.get(f"{self.issuer}/test/tokens").json())
+
+    def control(self, what: str, value: str = "") -> None:
+        httpx.post(f"{self.issuer}/test/{what}", content=value).raise_for_status()
+
+
+def _control(entry: dict[str, Any]) -> bool:
+    return str(entry["path"]).startswith("/test/")
+
+
+def _start(*flags: str) -> Iterator[OAuthServer]:
+    rs_port, as_port = free_port(), free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), str(rs_port), str(as_port), *flags],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(rs_port, proc)
+        wait_for_port(as_port, proc)
+        yield OAuthServer(rs_port, as_port, proc)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def server() -> Iterator[OAuthServer]:
+    yield from _start()
+
+
+@pytest.fixture
+def short_lived() -> Iterator[OAuthServer]:
+    """Access tokens that expire after 2 seconds."""
+    yield from _start("--lifetime", "2")
+
+
+class Catcher:
+    """An HTTP server on another origin that writes down every request it gets (its first
+    line and headers) and answers 404."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self._server: asyncio.Server | None = None
+        self.url = ""
+
+    async def __aenter__(self) -> Catcher:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        self.requests.append(head.decode("latin-1"))
+        writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+
+async def approve(authorization_url: str) -> None:
+    """The person's part: open the address; the authorization server approves at once and
+    redirects the browser back to tether's loopback listener."""
+    async with httpx.AsyncClient(follow_redirects=True, timeout=10) as browser:
+        answer = await browser.get(authorization_url)
+    assert answer.status_code == 200, answer.text
+    assert "logged in" in answer.text
+
+
+def kept(path: Path) -> dict[str, Any]:
+    record = json.loads(path.read_text())
+    assert isinstance(record, dict)
+    return record
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+async def whoami(url: str, auth: OAuth, **options: Any) -> str:
+    async with McpStreamable(url, auth=auth, **options) as mcp:
+        result = await mcp.call("whoami", {})
+    assert not result.is_error
+    return str(result.content)
+
+
+# -- the first login and the kept tokens -----------------------------------------------------
+
+
+async def test_first_login_discovers_registers_and_exchanges_a_code_with_pkce(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    assert await auth.login(server.url, browser=approve, within=30) == 1
+    steps = [f"{e['server']} {e['method']} {e['path']}" for e in server.log()]
+    discovery = [
+        "rs GET /.well-known/oauth-protected-resource/mcp",
+        "as GET /.well-known/oauth-authorization-server",
+        "as POST /register",
+        "as GET /authorize",
+        "as POST /token",
+    ]
+    at = [steps.index(step) for step in discovery]
+    assert at == sorted(at), steps  # in this order: metadata, registration, code, token
+    authorize = next(e for e in server.log() if e["path"] == "/authorize")
+    assert "code_challenge_method=S256" in authorize["query"]
+    assert "resource=" in authorize["query"]  # RFC 8707: the token is for this server only
+    record = kept(tmp_path / "tokens.json")
+    assert record["tokens"]["access_token"] in server.tokens()["access"]
+    assert record["client"]["client_id"]
+    assert mode(tmp_path / "tokens.json") == 0o600
+    assert await whoami(server.url, auth) == "you are logged in"
+    assert all(not e["auth"] for e in server.log() if e["server"] == "as")  # no bearer there
+
+
+async def test_a_second_process_uses_the_kept_tokens_without_a_new_login(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    await OAuth(token_file=path).login(server.url, browser=approve, within=30)
+    before = server.paths("as")
+    script = (
+        "import asyncio, sys\n"
+        "from tether.mcp import McpStreamable, OAuth\n"
+        "async def main():\n"
+        "    async with McpStreamable(sys.argv[1], auth=OAuth(token_file=sys.argv[2])) as mcp:\n"
+        "        print((await mcp.call('whoami', {})).content)\n"
+        "asyncio.run(main())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        script,
+        server.url,
+        str(path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert out.decode().strip() == "you are logged in"
+    assert server.paths("as") == before  # no registration, no authorization, no token request
+    assert mode(path) == 0o600
+
+
+async def test_an_expired_access_token_is_refreshed_at_the_authorization_server(
+    short_lived: OAuthServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    auth = OAuth(token_file=path)
+    await auth.login(short_lived.url, browser=approve, within=30)
+    first = kept(path)["tokens"]
+    await asyncio.sleep(2.5)  # the access token has expired; a new connection (as a new process)
+    assert await whoami(short_lived.url, auth) == "you are logged in"
+    now = kept(path)["tokens"]
+    assert now["access_token"] != first["access_token"]
+    assert now["access_token"] in short_lived.tokens()["access"]
+    assert short_lived.paths("as").count("POST /token") == 2  # the code, then one refresh
+    assert short_lived.paths("as").count("GET /authorize") == 1  # no second login
+    assert "POST /token" not in short_lived.paths("rs")  # the refresh token went nowhere else
+    sent = [e["auth"] for e in short_lived.log() if e["auth"]]
+    since = sent.index(f"Bearer {now['access_token']}")
+    assert f"Bearer {first['access_token']}" not in sent[since:]
+    assert mode(path) == 0o600
+
+
+async def test_a_token_expiring_while_connected_is_refreshed_before_the_next_call(
+    short_lived: OAuthServer, tmp_path: Path
+) -> None:
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    await auth.login(short_lived.url, browser=approve, within=30)
+    async with McpStreamable(short_lived.url, auth=auth) as mcp:
+        await asyncio.sleep(2.5)
+        result = await mcp.call("whoami", {})
+    assert not result.is_error
+    assert short_lived.paths("as").count("GET /authorize") == 1  # refreshed, no second login
+    used = [e["auth"] for e in short_lived.log() if e["server"] == "rs" and e["auth"]]
+    assert used[-1] != used[0]  # the call went with a new token
+
+
+async def test_a_store_keeps_the_tokens_instead_of_a_file(
+    server: OAuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path))
+
+    class Memory:
+        def __init__(self) -> None:
+            self.record: dict[str, Any] | None = None
+
+        async def load(self) -> dict[str, Any] | None:
+            return self.record
+
+        async def save(self, record: dict[str, Any]) -> None:
+            self.record = record
+
+    memory = Memory()
+    auth = OAuth(store=memory)
+    await auth.login(server.url, browser=approve, within=30)
+    assert memory.record is not None
+    assert memory.record["tokens"]["access_token"] in server.tokens()["access"]
+    assert await whoami(server.url, auth) == "you are logged in"
+    assert not list(tmp_path.rglob("*.json"))  # noqa: ASYNC240 - nothing written to a file
+
+
+async def test_the_default_token_file_is_per_server_under_tether_home(
+    server: OAuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TETHER_HOME", str(tmp_path))
+    await OAuth().login(server.url, browser=approve, within=30)
+    (path,) = (tmp_path / "mcp-oauth").iterdir()
+    assert mode(path) == 0o600 and mode(tmp_path / "mcp-oauth") == 0o700
+    assert kept(path)["server"] == server.url
+    assert await whoami(server.url, OAuth()) == "you are logged in"
+
+
+async def test_a_client_registered_beforehand_logs_in_by_its_id(tmp_path: Path) -> None:
+    port = free_port()
+    for known in _start("--client", f"tether-cli:{port}"):
+        auth = OAuth(client_id="tether-cli", token_file=tmp_path / "tokens.json")
+        await auth.login(known.url, browser=approve, port=port, within=30)
+        assert "POST /register" not in known.paths("as")
+        assert await whoami(known.url, auth) == "you are logged in"
+
+
+async def test_the_loopback_listener_takes_only_the_redirect_of_its_own_login(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    turned_away: list[int] = []
+
+    async def meddled(authorization_url: str) -> None:
+        query = parse_qs(urlsplit(authorization_url).query)
+        back = query["redirect_uri"][0]
+        async with httpx.AsyncClient() as other_program:  # first, with a code of its own
+            forged = await other_program.get(back, params={"code": "forged", "state": "guess"})
+        turned_away.append(forged.status_code)
+        await approve(authorization_url)
+
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    assert await auth.login(server.url, browser=meddled, within=30) == 1
+    assert turned_away == [400]
+    assert await whoami(server.url, auth) == "you are logged in"
+
+
+async def test_a_login_to_a_server_that_asks_for_none_says_so(
+    changing_http: str, tmp_path: Path
+) -> None:
+    shown: list[str] = []
+    with pytest.raises(McpError, match=r"did not ask for a login .*without auth="):
+        await OAuth(token_file=tmp_path / "t.json").login(
+            changing_http, browser=shown.append, within=30
+        )
+    assert shown == [] and not (tmp_path / "t.json").exists()
+
+
+# -- what ends a login ------------------------------------------------------------------------
+
+
+async def test_without_a_login_a_connection_says_to_log_in(
+    server: OAuthServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    with pytest.raises(McpError, match="a new login is needed") as caught:
+        await whoami(server.url, auth, connect_timeout=10)
+    assert "OAuth flow error" not in caplog.text  # said once, by the error, not logged again
+    assert f"tether mcp login {server.url}" in str(caught.value)
+    assert "McpError" not in str(caught.value)  # said in words, not as a wrapped exception
+    assert "GET /authorize" not in server.paths("as")  # no browser step without a person
+
+
+async def test_a_revoked_token_is_an_error_saying_to_log_in_again(
+    server: OAuthServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    path = tmp_path / "tokens.json"
+    auth = OAuth(token_file=path)
+    await auth.login(server.url, browser=approve, within=30)
+    tokens = kept(path)["tokens"]
+    async with McpStreamable(server.url, auth=auth, connect_timeout=10) as mcp:
+        server.control("revoke")
+        with pytest.raises(McpError, match="Log in again") as during:
+            await mcp.call("whoami", {})
+    with pytest.raises(McpError, match="Log in again") as connecting:
+        await whoami(server.url, auth, connect_timeout=10)
+    secrets = [tokens["access_token"], tokens["refresh_token"]]
+    for said in (str(during.value), str(connecting.value), caplog.text):
+        assert "tether mcp login" in said or said is caplog.text
+        assert not [s for s in secrets if s in said]
+
+
+async def test_tokens_never_reach_a_log_or_an_error(
+    short_lived: OAuthServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # every logger: tether's, the SDK's, httpx's
+    path = tmp_path / "tokens.json"
+    auth = OAuth(token_file=path)
+    await auth.login(short_lived.url, browser=approve, within=30)
+    secrets = set(kept(path)["tokens"].values()) - {"Bearer", "mcp"}
+    await asyncio.sleep(2.5)
+    assert await whoami(short_lived.url, auth) == "you are logged in"  # a refresh
+    secrets |= {v for v in kept(path)["tokens"].values() if isinstance(v, str)} - {"Bearer", "mcp"}
+    short_lived.control("redirect", f"{short_lived.issuer}/elsewhere")
+    with pytest.raises(McpError) as redirected:
+        await whoami(short_lived.url, auth, connect_timeout=10)
+    short_lived.control("redirect", "")
+    short_lived.control("revoke")
+    with pytest.raises(McpError) as revoked:
+        await whoami(short_lived.url, auth, connect_timeout=10)
+    secrets = {s for s in secrets if isinstance(s, str) and len(s) > 10}
+    assert len(secrets) == 4  # two access tokens, two refresh tokens
+    texts = [caplog.text, str(redirected.value), str(revoked.value), repr(auth)]
+    assert not [s for s in secrets for text in texts if s in text]
+
+
+# -- tokens go to their own server only -------------------------------------------------------
+
+
+async def test_a_redirect_to_another_origin_does_not_carry_the_token(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    auth = OAuth(token_file=path)
+    await auth.login(server.url, browser=approve, within=30)
+    async with Catcher() as elsewhere:
+        server.control("redirect", f"{elsewhere.url}/mcp")
+        with pytest.raises(McpError) as caught:
+            await whoami(server.url, auth, connect_timeout=10)
+    token = kept(path)["tokens"]["access_token"]
+    assert token not in str(caught.value)
+    assert not [r for r in elsewhere.requests if token in r or "authorization" in r.lower()]
+
+
+async def test_an_authorization_server_other_than_the_configured_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    async with Catcher() as other:
+        for evil in _start("--advertise", other.url):
+            real = evil.issuer
+            auth = OAuth(token_file=tmp_path / "tokens.json", authorization_server=real)
+            with pytest.raises(McpError, match=r"not .* as configured") as caught:
+                await auth.login(evil.url, browser=approve, within=30)
+            assert other.url in str(caught.value)
+            assert other.requests == []  # nothing at all was sent there
+            assert not (tmp_path / "tokens.json").exists()
+
+
+async def test_without_a_configured_one_the_advertised_authorization_server_is_used(
+    tmp_path: Path,
+) -> None:
+    async with Catcher() as other:
+        for server in _start("--advertise", other.url):
+            auth = OAuth(token_file=tmp_path / "tokens.json")
+            with pytest.raises(McpError):
+                await auth.login(server.url, browser=approve, within=30)
+            assert other.requests  # the spec's discovery went there (and found nothing)
+            assert not [r for r in other.requests if "authorization:" in r.lower()]
+
+
+# -- a misbehaving token endpoint -------------------------------------------------------------
+
+
+async def test_a_hanging_token_endpoint_is_an_error_within_the_connect_timeout(
+    short_lived: OAuthServer, tmp_path: Path
+) -> None:
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    await auth.login(short_lived.url, browser=approve, within=30)
+    await asyncio.sleep(2.5)  # expired: connecting refreshes first
+    short_lived.control("token-mode", "hang")
+    started = time.monotonic()
+    with pytest.raises(McpError, match="did not answer within 2 s"):
+        await whoami(short_lived.url, auth, connect_timeout=2)
+    assert time.monotonic() - started < 6
+
+
+async def test_a_token_endpoint_answering_junk_is_an_error(
+    short_lived: OAuthServer, tmp_path: Path
+) -> None:
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    await auth.login(short_lived.url, browser=approve, within=30)
+    await asyncio.sleep(2.5)
+    short_lived.control("token-mode", "junk")
+    with pytest.raises(McpError, match="Log in again"):  # the refresh failed: as if revoked
+        await whoami(short_lived.url, auth, connect_timeout=10)
+    other = OAuth(token_file=tmp_path / "other.json")
+    with pytest.raises(McpError, match="OAuth failed: Invalid token response"):
+        await other.login(short_lived.url, browser=approve, within=10)
+
+
+async def test_a_login_nobody_completes_ends_at_its_timeout(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    shown: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(McpError, match="did not answer within 2 s"):
+        await OAuth(token_file=tmp_path / "t.json").login(
+            server.url, browser=shown.append, within=2
+        )
+    assert time.monotonic() - started < 6
+    assert shown and shown[0].startswith(f"{server.issuer}/authorize?")
+
+
+# -- the token file ---------------------------------------------------------------------------
+
+
+async def test_a_token_file_others_may_read_is_refused(server: OAuthServer, tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    auth = OAuth(token_file=path)
+    await auth.login(server.url, browser=approve, within=30)
+    path.chmod(0o644)
+    with pytest.raises(McpError, match=r"may be read by others .*chmod 600"):
+        await whoami(server.url, auth, connect_timeout=10)
+
+
+def test_bad_settings_are_refused_with_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="token_file= or store=, not both"):
+        OAuth(token_file=tmp_path / "t.json", store=object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="async load"):
+        OAuth(store=object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs the client_id"):
+        OAuth(client_secret="s3cret-value")
+    with pytest.raises(ValueError, match="http"):
+        OAuth(authorization_server="auth.example.com")
+    with pytest.raises(ValueError, match="token= or auth=, not both"):
+        McpStreamable("http://127.0.0.1:1/mcp", token="abc", auth=OAuth())
+    assert "s3cret" not in repr(OAuth(client_id="c", client_secret="s3cret-value"))
+
+
+# -- the CLI ----------------------------------------------------------------------------------
+
+
+def tether(*args: str, **options: Any) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "COLUMNS": "80"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tether.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        **options,
+    )
+
+
+def test_tether_mcp_login_as_a_user_runs_it(server: OAuthServer, tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    proc = tether("mcp", "login", server.url, "--token-file", str(path), "--no-browser")
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        while line and not line.startswith("http"):
+            line = proc.stdout.readline()
+        assert line.startswith(f"{server.issuer}/authorize?"), line
+        page = httpx.get(line.strip(), follow_redirects=True, timeout=10)  # the person's browser
+        assert page.status_code == 200 and "logged in" in page.text
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert f"logged in to {server.url} (1 tools); tokens kept in {path}" in out
+    assert mode(path) == 0o600
+    assert asyncio.run(whoami(server.url, OAuth(token_file=path))) == "you are logged in"
+    logout = tether("mcp", "logout", server.url, "--token-file", str(path))
+    out, _ = logout.communicate(timeout=30)
+    assert logout.returncode == 0 and "logged out" in out and not path.exists()
+
+
+def test_tether_mcp_login_reports_a_bad_url_as_a_usage_error() -> None:
+    proc = tether("mcp", "login", "ftp://example.com/mcp")
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "needs an http(s) URL" in err
+    bare = tether("mcp")
+    _, err = bare.communicate(timeout=30)
+    assert bare.returncode == 2 and "needs an action: login or logout" in err
