@@ -4,7 +4,8 @@ The SDK's client must be entered and left in one task that stays alive in betwee
 a task of its own lets any run's task call through it, and lets a session close it from wherever
 the session ends. The connection notices when the server's stream ends (the process died, the
 HTTP session broke) so the next use can reconnect instead of failing, and checks each tool list
-tool by tool on its way in (``ListingCheck``).
+tool by tool on its way in (``ListingCheck``). It speaks MCP Tasks (``tasks``): the extension
+declared, and 2025-11-25 task answers made readable to the SDK (``TaskAnswers``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+from .taskwire import TaskAnswers
 from .wirecheck import ListingCheck
 
 __all__ = ["Connection", "first_cause"]
@@ -29,7 +31,16 @@ _CLOSE_WAIT = 10.0  # seconds a server may take to shut down before its task is 
 class Connection:
     """A client connected to one server, from ``open`` until ``close`` or the server goes away."""
 
-    __slots__ = ("_check", "_ended", "_on_change", "_stop", "_task", "_transport", "client")
+    __slots__ = (
+        "_check",
+        "_ended",
+        "_on_change",
+        "_stop",
+        "_task",
+        "_tasks",
+        "_transport",
+        "client",
+    )
 
     def __init__(
         self,
@@ -42,6 +53,7 @@ class Connection:
         self._transport = transport
         self._on_change = on_change
         self._check = ListingCheck(self._version, on_dropped)
+        self._tasks = TaskAnswers()
         self._stop = asyncio.Event()
         self._ended = False
         self._task: asyncio.Task[None] | None = None
@@ -90,9 +102,16 @@ class Connection:
     async def _hold(self, ready: asyncio.Future[Any]) -> None:
         from mcp import Client  # noqa: PLC0415 - the SDK loads with the first connection
 
+        from .tasks import tasks_extension  # noqa: PLC0415
+
         try:
-            transport = _watched(self._transport(), self._end, self._check)
-            client = Client(transport, mode="auto", message_handler=self._message)
+            transport = _watched(self._transport(), self._end, self._check, self._tasks)
+            client = Client(
+                transport,
+                mode="auto",
+                message_handler=self._message,
+                extensions=[tasks_extension()],
+            )
             async with client, _listening(client, self._on_change):
                 ready.set_result(client)
                 await self._stop.wait()
@@ -167,9 +186,18 @@ async def _watched(
     transport: AbstractAsyncContextManager[tuple[Any, Any]],
     on_end: Callable[[], None],
     check: ListingCheck,
+    tasks: TaskAnswers,
 ) -> AsyncIterator[tuple[Any, Any]]:
+    def received(item: Any) -> None:
+        check.received(item)
+        tasks.received(item)
+
+    def sent(item: Any) -> None:
+        check.sent(item)
+        tasks.sent(item)
+
     async with transport as (read, write):
-        yield _Receiving(read, on_end, check.received), _Sending(write, check.sent)
+        yield _Receiving(read, on_end, received), _Sending(write, sent)
 
 
 class _Receiving:
