@@ -1,8 +1,8 @@
 """A real MCP server (the official SDK's ``MCPServer``) that answers some tool calls with a task,
 as the 2026-07-28 extension ``io.modelcontextprotocol/tasks`` has it (``resultType: "task"``,
 ``tasks/get``, ``tasks/update``, ``tasks/cancel``), some of them badly on purpose. It writes
-what it was asked to MARKER_DIR: ``created`` (one line per task made: its id and tool),
-``gets`` (one line per ``tasks/get``), ``cancelled`` (the ids of the tasks cancelled).
+what it was asked to MARKER_DIR: ``created`` (one line per task made: its id, tool and topic),
+``gets`` (one line per ``tasks/get``: the id and the time), ``cancelled`` (the ids of the tasks cancelled).
 
 Tools answered with a task: ``research`` (done after ``seconds``, three status messages on the
 way), ``forever`` (never done), ``forgetful`` (forgotten at once: ``tasks/get`` fails),
@@ -81,7 +81,7 @@ class Tasks(Extension):
             "polls": 0,
             "answer": None,
         }
-        _note("created", f"{task_id} {params.name}")
+        _note("created", f"{task_id} {params.name} {arguments.get('topic', '')}".strip())
         return {"resultType": "task", **self._shape(task_id, "working", "started")}
 
     def _shape(self, task_id: str, status: str, message: str | None = None) -> dict[str, Any]:
@@ -99,7 +99,7 @@ class Tasks(Extension):
         return shape
 
     async def get(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        _note("gets", params.task_id)
+        _note("gets", f"{params.task_id} {time.time():.3f}")
         task = self.tasks.get(params.task_id)
         if task is None or task["tool"] == "forgetful":
             raise MCPError(-32602, "Failed to retrieve task: Task not found")
