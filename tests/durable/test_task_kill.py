@@ -53,6 +53,13 @@ def tasking_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tup
         proc.wait()
 
 
+async def _a_task_begun(markers: Path, known: int) -> None:
+    """Wait until the server has made more than ``known`` tasks (at most a minute)."""
+    async with asyncio.timeout(60):
+        while len(_lines(markers / "created")) <= known:  # noqa: ASYNC110 - another process
+            await asyncio.sleep(0.05)
+
+
 def _lines(path: Path) -> list[list[str]]:
     return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
 
@@ -80,7 +87,8 @@ async def test_a_worker_killed_while_it_waits_for_a_task_resumes_the_same_task(
                 await task_agents.researcher.start(client, da.plan(*rounds), task_queue=queue)
             )
         for trial in range(KILLS):
-            await asyncio.sleep(rng.uniform(0.5, 2.5))
+            await _a_task_begun(markers, trial)  # then a random moment while it runs
+            await asyncio.sleep(rng.uniform(0.3, 2.0))
             worker.kill()
             kills.append(time.time())
             log = logs / f"w{trial + 1}.log"
