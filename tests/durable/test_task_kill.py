@@ -82,13 +82,13 @@ async def test_a_worker_killed_while_it_waits_for_a_task_resumes_the_same_task(
     try:
         runs = []
         for run_topics in topics:
-            rounds = [[("research", {"topic": t, "seconds": 3.0})] for t in run_topics]
+            rounds = [[("research", {"topic": t, "seconds": 3.5})] for t in run_topics]
             runs.append(
                 await task_agents.researcher.start(client, da.plan(*rounds), task_queue=queue)
             )
         for trial in range(KILLS):
             await _a_task_begun(markers, trial)  # then a random moment while it runs
-            await asyncio.sleep(rng.uniform(0.3, 2.0))
+            await asyncio.sleep(rng.uniform(0.5, 2.5))
             worker.kill()
             kills.append(time.time())
             log = logs / f"w{trial + 1}.log"
