@@ -162,12 +162,14 @@ async def test_a_storm_of_statuses_is_polled_at_a_bounded_rate(
 
 
 async def test_a_result_far_too_big_is_contained(tasking: tuple[list[str], Path]) -> None:
-    command, _ = tasking
+    command, markers = tasking
     async with McpStdio(command[0], command[1:], timeout=30) as server:
         with pytest.raises(McpError) as caught:
             await server.call("huge", {})
-        assert "too large" in str(caught.value) or "bytes" in str(caught.value), caught.value
+        assert "longer than the 16777216 bytes" in str(caught.value), caught.value
         assert (await server.call("plain", {})).content == "plain answer"
+    (created,) = _lines(markers, "created")
+    assert _lines(markers, "cancelled") == [created.split()[0]]
 
 
 async def test_a_failed_task_is_an_error_result(tasking: tuple[list[str], Path]) -> None:
