@@ -2,7 +2,8 @@
 as the 2026-07-28 extension ``io.modelcontextprotocol/tasks`` has it (``resultType: "task"``,
 ``tasks/get``, ``tasks/update``, ``tasks/cancel``), some of them badly on purpose. It writes
 what it was asked to MARKER_DIR: ``created`` (one line per task made: its id, tool and topic),
-``gets`` (one line per ``tasks/get``: the id and the time), ``cancelled`` (the ids of the tasks cancelled).
+``gets`` (one line per ``tasks/get``: the id and the time), ``cancelled`` (the ids of the tasks
+cancelled), ``updates`` (one line per ``tasks/update``).
 
 Tools answered with a task: ``research`` (done after ``seconds``, three status messages on the
 way), ``forever`` (never done), ``forgetful`` (forgotten at once: ``tasks/get`` fails),
