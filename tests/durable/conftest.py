@@ -57,7 +57,9 @@ class WorkerProcess:
     stderr in ``log`` (a file of its own)."""
 
     def __init__(self, address: str, queue: str, *agents: str, log: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(HERE)}
+        # this folder first, then the caller's own path (a checkout's src/ before the installed)
+        path = [str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
         command = [
             sys.executable, "-m", "tether.cli", "worker", "--address", address,
             "--task-queue", queue, "--sticky-timeout", "1",

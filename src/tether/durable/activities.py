@@ -36,10 +36,12 @@ from ..loop import (
 )
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..stores.base import SessionRows
+from ..tools.remote import recording
 from ..tools.results import interrupted_result
 from ..tools.selector import read_tools
 from ..tracing.ambient import with_ambient
 from .call import CURRENT, DurableCall
+from .held import HeldWork, held_in
 from .listing import listing_of
 from .live import LiveProgress, LiveReply
 from .options import DurableOptions
@@ -140,17 +142,20 @@ class AgentActivities:
 
     async def tool(self, call: ToolCallInput) -> dict[str, Any]:
         """One tool call as the loop makes it (guards, validation, the agent's tool middleware),
-        heartbeating while it runs, with the progress it reported so far; its idempotency key is
-        in ``current_call()``."""
+        heartbeating while it runs, with the progress it reported so far and the handle of any
+        work it started elsewhere (given back to the next attempt: ``held.py``); its idempotency
+        key is in ``current_call()``."""
         block = block_from_dict(call.block)
         if not isinstance(block, ToolUseBlock):
             raise ApplicationError("a tool activity needs a tool_use block", non_retryable=True)
         info = activity.info()
         live = LiveProgress(call.key, block.id, info.attempt)
         token = CURRENT.set(DurableCall(call.workflow_id, block.id, call.key, info.attempt))
+        held = call.held if call.held is not None else held_in(info.heartbeat_details)
         try:
             async with Pulse(live.details, _heartbeat_every(info.heartbeat_timeout)) as pulse:
-                result = await self._dispatch(block, call.iteration, live, pulse)
+                with recording(HeldWork(held, live, pulse)):
+                    result = await self._dispatch(block, call.iteration, live, pulse)
         finally:
             CURRENT.reset(token)
         return self._fits(block_to_dict(result), f"the result of tool '{block.name}'")

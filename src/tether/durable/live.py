@@ -22,7 +22,8 @@ its heartbeat throttle so).
 Details, as JSON: a model call's ``{"kind": "reply", "turn", "attempt", "blocks": [[kind,
 index, text], ...]}`` (kind ``text`` or ``reasoning``; consecutive pieces of one block merged),
 a tool call's ``{"kind": "progress", "key", "call", "attempt", "first", "reports": [...]}``
-(``ToolProgress`` events in ``tether.jsonforms`` form, ``first`` the number of the first kept).
+(``ToolProgress`` events in ``tether.jsonforms`` form, ``first`` the number of the first kept),
+with ``"held"``: the handle of the work the call started elsewhere, once it has one (``held.py``).
 """
 
 from __future__ import annotations
@@ -99,9 +100,10 @@ class LiveReply:
 class LiveProgress:
     """The progress one attempt of a tool call has reported so far (the newest kept)."""
 
-    __slots__ = ("_bytes", "_count", "_reports", "attempt", "call", "key")
+    __slots__ = ("_bytes", "_count", "_reports", "attempt", "call", "held", "key")
 
     def __init__(self, key: str, call: str, attempt: int) -> None:
+        self.held: dict[str, Any] | None = None  # the handle of work started elsewhere
         self.key = key
         self.call = call
         self.attempt = attempt
@@ -124,8 +126,9 @@ class LiveProgress:
             self._bytes -= self._reports.popleft()[1]
 
     def details(self) -> dict[str, Any]:
-        """What a heartbeat carries: the kept reports and the number of the first."""
-        return {
+        """What a heartbeat carries: the kept reports and the number of the first (and the
+        handle of the work the call started elsewhere, once it has one)."""
+        details = {
             "kind": "progress",
             "key": self.key,
             "call": self.call,
@@ -133,6 +136,7 @@ class LiveProgress:
             "first": self._count - len(self._reports),
             "reports": [report for report, _ in self._reports],
         }
+        return details if self.held is None else {**details, "held": self.held}
 
 
 # -- replies as blocks: what a reader compares ------------------------------------------------

@@ -2,7 +2,9 @@
 
 It is the engine's one seam (``Middleware``): the loop inside the workflow is the ordinary loop,
 and every call it makes leaves the workflow for a worker, with a timeout, heartbeats and a
-retry policy per kind (model calls retried; tool calls only when the tool is idempotent).
+retry policy per kind (model calls retried; tool calls only when the tool is idempotent). A tool
+call whose worker died while it waited for work it started elsewhere (an MCP task: the handle is
+in its last heartbeat) is run again with that handle, to wait for the same work (``held.py``).
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutType
+from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from ..errors import PayloadTooLargeError, RemoteError, TetherError
 from ..events import StreamEvent
 from ..jsonforms import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
 from ..loop import Middleware, ModelHandler, ModelRequest, ToolHandler, ToolRequest
 from ..messages import Message, ToolResultBlock
-from .payloads import ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict
+from .held import held_in
+from .payloads import JSON, ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -31,6 +35,7 @@ __all__ = ["DENIED", "ActivityCalls", "CallSite"]
 
 DENIED = "Tool call denied."
 MARGIN = 30.0  # seconds an activity may run past the engine's own timeout of a tool
+RESUMES = 100  # times a tool call is run again to wait for the work it started (worker deaths)
 
 
 class CallSite(Protocol):
@@ -114,28 +119,40 @@ class ActivityCalls(Middleware):
             if not approved:
                 text = DENIED if not reason else f"{DENIED} {reason}"
                 return ToolResultBlock(call.id, text, True)
+        held: JSON | None = None
+        for _ in range(RESUMES + 1):
+            try:
+                result = await self._tool_activity(call, key, held)
+            except ActivityError as exc:
+                too_large = _too_large(exc)
+                if too_large is not None:  # ran once; its result could not come back
+                    session.failure = too_large
+                    return ToolResultBlock(call.id, f"Error: {too_large}", True)
+                held = _lost_holding(exc)
+                if held is None:
+                    return ToolResultBlock(call.id, _tool_failure(call, exc), True)
+                continue  # its worker died while it waited for work it started: wait again
+            block = block_from_dict(result)
+            assert isinstance(block, ToolResultBlock)
+            return block
+        return ToolResultBlock(call.id, f"Error: tool '{call.name}' lost {RESUMES} workers", True)
+
+    async def _tool_activity(self, call: ToolRequest, key: str, held: JSON | None) -> JSON:
+        """One tool call as an activity (with the handle of the work it started, if any)."""
+        assert call.tool is not None
+        session = self.session
         attempts = session.options.tool_attempts if call.tool.idempotent else 1
-        try:
-            with session.calling(None):
-                result = await workflow.execute_activity(
-                    session.names["tool"],
-                    ToolCallInput(
-                        block_to_dict(call.block), call.iteration, session.workflow_id, key
-                    ),
-                    result_type=dict,
-                    start_to_close_timeout=timedelta(seconds=self._tool_timeout(call)),
-                    heartbeat_timeout=timedelta(seconds=session.options.heartbeat_timeout),
-                    retry_policy=self._retry(attempts),
-                )
-        except ActivityError as exc:
-            too_large = _too_large(exc)
-            if too_large is not None:  # ran once; its result could not come back
-                session.failure = too_large
-                return ToolResultBlock(call.id, f"Error: {too_large}", True)
-            return ToolResultBlock(call.id, _tool_failure(call, exc), True)
-        block = block_from_dict(result)
-        assert isinstance(block, ToolResultBlock)
-        return block
+        block = block_to_dict(call.block)
+        with session.calling(None):
+            result: JSON = await workflow.execute_activity(
+                session.names["tool"],
+                ToolCallInput(block, call.iteration, session.workflow_id, key, held),
+                result_type=dict,
+                start_to_close_timeout=timedelta(seconds=self._tool_timeout(call)),
+                heartbeat_timeout=timedelta(seconds=session.options.heartbeat_timeout),
+                retry_policy=self._retry(attempts),
+            )
+        return result
 
     def _retry(self, attempts: int) -> RetryPolicy:
         return self.session.options.activity_retry(attempts)
@@ -160,6 +177,14 @@ def _model_error(exc: ActivityError) -> BaseException:
         if isinstance(details, dict) and "type" in details and "message" in details:
             return exception_from_dict(details)
     return RemoteError(type(cause).__name__, f"the model call did not finish: {cause}")
+
+
+def _lost_holding(exc: ActivityError) -> JSON | None:
+    """The handle of the work a tool call waited for when its worker stopped heartbeating."""
+    cause = _cause(exc)
+    if not isinstance(cause, ActivityTimeout) or cause.type != TimeoutType.HEARTBEAT:
+        return None
+    return held_in(cause.last_heartbeat_details)
 
 
 def _too_large(exc: ActivityError) -> PayloadTooLargeError | None:

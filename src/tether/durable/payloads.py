@@ -58,12 +58,14 @@ class ModelTurn:
 
 @dataclass(frozen=True)
 class ToolCallInput:
-    """One tool call: the model's block, the iteration it came in, and its idempotency key."""
+    """One tool call: the model's block, the iteration it came in, and its idempotency key;
+    ``held``: the handle of the work an earlier attempt started elsewhere (``held.py``)."""
 
     block: JSON
     iteration: int
     workflow_id: str
     key: str
+    held: JSON | None = None
 
 
 @dataclass(frozen=True)

@@ -52,8 +52,12 @@ class Pulse:
     async def _beat(self) -> None:
         changed = self._changed
         while True:
+            # asyncio.timeout, not wait_for: on Python 3.11, wait_for swallows a cancel that
+            # comes as the event is set (news just before the block ends), and the loop would
+            # beat on for ever, so the activity never finishes
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), self.keepalive)
+                async with asyncio.timeout(self.keepalive):
+                    await changed.wait()
             changed.clear()
             activity.heartbeat(self.details())
             await asyncio.sleep(FLUSH)

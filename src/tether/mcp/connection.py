@@ -4,7 +4,8 @@ The SDK's client must be entered and left in one task that stays alive in betwee
 a task of its own lets any run's task call through it, and lets a session close it from wherever
 the session ends. The connection notices when the server's stream ends (the process died, the
 HTTP session broke) so the next use can reconnect instead of failing, and checks each tool list
-tool by tool on its way in (``ListingCheck``).
+tool by tool on its way in (``ListingCheck``). It speaks MCP Tasks (``tasks``): the extension
+declared, and 2025-11-25 task answers made readable to the SDK (``TaskAnswers``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
 
 from .asking import MAX_ASKS
+from .taskwire import TaskAnswers
 from .wirecheck import ListingCheck
 
 __all__ = ["Connection", "first_cause"]
@@ -59,6 +61,7 @@ class Connection:
         "_options",
         "_stop",
         "_task",
+        "_tasks",
         "_transport",
         "client",
     )
@@ -87,6 +90,7 @@ class Connection:
         self._check = ListingCheck(
             self._version, on_dropped, None if notice is None else notice.dropped
         )
+        self._tasks = TaskAnswers()
         self._stop = asyncio.Event()
         self._ended = False
         self._task: asyncio.Task[None] | None = None
@@ -135,14 +139,17 @@ class Connection:
     async def _hold(self, ready: asyncio.Future[Any]) -> None:
         from mcp import Client  # noqa: PLC0415 - the SDK loads with the first connection
 
+        from .tasks import tasks_extension  # noqa: PLC0415
+
         try:
-            transport = _watched(self._transport(), self._end, self._check)
+            transport = _watched(self._transport(), self._end, self._check, self._tasks)
             client = Client(
                 transport,
                 mode="auto",
                 message_handler=self._message,
                 **self._answering(),
                 **self._options,
+                extensions=[tasks_extension()],
             )
             async with client, _listening(client, self._on_change, self._notice):
                 ready.set_result(client)
@@ -240,9 +247,18 @@ async def _watched(
     transport: AbstractAsyncContextManager[tuple[Any, Any]],
     on_end: Callable[[], None],
     check: ListingCheck,
+    tasks: TaskAnswers,
 ) -> AsyncIterator[tuple[Any, Any]]:
+    def received(item: Any) -> None:
+        check.received(item)
+        tasks.received(item)
+
+    def sent(item: Any) -> None:
+        check.sent(item)
+        tasks.sent(item)
+
     async with transport as (read, write):
-        yield _Receiving(read, on_end, check.received), _Sending(write, check.sent)
+        yield _Receiving(read, on_end, received), _Sending(write, sent)
 
 
 class _Receiving:

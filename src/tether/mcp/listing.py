@@ -1,6 +1,8 @@
 """A server's ``tools/list`` answer as tools the loop can offer. A server is untrusted: a tool it
 lists twice is offered once (the first), a tool with an input schema that is no JSON Schema, or
-one too large, is left out, and each such tool is named in the listing's problems."""
+one too large, is left out, and each such tool is named in the listing's problems. A tool
+callable only as a task (2025-11-25 ``execution.taskSupport: "required"``) is offered, and named
+in ``tasked`` (its calls are made as tasks, ``tasks.py``)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ class Listing:
 
     tools: list[Tool]
     problems: tuple[str, ...] = ()
+    tasked: frozenset[str] = frozenset()
 
 
 def read_listing(definitions: Sequence[Any], caller: Caller) -> Listing:
@@ -35,10 +38,8 @@ def read_listing(definitions: Sequence[Any], caller: Caller) -> Listing:
     tools: list[Tool] = []
     problems: list[str] = []
     offered: set[str] = set()
+    tasked: set[str] = set()
     for definition in definitions:
-        execution = getattr(definition, "execution", None)
-        if getattr(execution, "task_support", None) == "required":
-            continue  # only callable as a task, which this client does not run
         name = definition.name
         try:
             tool = _tool(definition, caller)
@@ -50,7 +51,9 @@ def read_listing(definitions: Sequence[Any], caller: Caller) -> Listing:
             continue
         offered.add(tool.name)
         tools.append(tool)
-    return Listing(tools, tuple(problems))
+        if getattr(getattr(definition, "execution", None), "task_support", None) == "required":
+            tasked.add(name)
+    return Listing(tools, tuple(problems), frozenset(tasked))
 
 
 def _tool(definition: Any, caller: Caller) -> Tool:

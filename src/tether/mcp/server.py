@@ -37,6 +37,7 @@ from .redact import scrub
 from .resources import MAX_RESOURCE_BYTES, Resource, ResourceTemplate
 from .sampling import Sampling, sampling_callback
 from .subscriptions import OnUpdate, ResourceSubscription
+from .tasks import call_tool
 from .tool import McpTool
 
 __all__ = ["McpError", "McpServer"]
@@ -122,6 +123,7 @@ class McpServer:
             self._read_tools, list_timeout, self._settled, self.prefix, self._mirror
         )
         self._dropped: list[str] = []  # tools the connection took out of the list being read
+        self._tasked: frozenset[str] = frozenset()  # tools callable only as tasks (2025-11-25)
         self._entered = False
         self._lock: asyncio.Lock | None = None
         if on_elicit is not None and not callable(on_elicit):
@@ -255,6 +257,7 @@ class McpServer:
             if not cursor or len(listed) >= _MAX_TOOLS:
                 break
         listing = read_listing(listed[:_MAX_TOOLS], self._caller)
+        self._tasked = listing.tasked
         tools = deferred_past(self._prefixed(listing.tools), self.tool_search)
         return Listing(tools, (*self._dropped, *listing.problems))
 
@@ -279,14 +282,17 @@ class McpServer:
     async def call(
         self, name: str, arguments: Mapping[str, Any], progress: ProgressSink | None = None
     ) -> ToolResultBlock:
-        """Call tool ``name`` (its progress notifications to ``progress``); the server's own
-        error results come back as error results, a failure to get any answer raises
-        ``McpError``."""
+        """Call tool ``name`` (its progress notifications to ``progress``, and a task's status
+        when the server answers with one, ``tasks.py``); the server's own error results come
+        back as error results, a failure to get any answer raises ``McpError``."""
         client = await self._live()
-        request = client.call_tool(
+        request = call_tool(
+            client,
             name,
             dict(arguments),
-            progress_callback=None if progress is None else _forwarding(progress),
+            progress,
+            None if progress is None else _forwarding(progress),
+            required=name in self._tasked,
         )
         what = f"the call to {name!r}"
         if self._asker is None:
