@@ -24,7 +24,7 @@ from tether.local import (
     check_platform,
 )
 from tether.local import server as server_module
-from tether.local.template import SEARCH_RESULT_HINT, TOOL_RESULT_HINT
+from tether.local.template import NO_MATCH_HINT, SEARCH_RESULT_HINT, TOOL_RESULT_HINT
 
 TOOLS = [
     {
@@ -253,7 +253,7 @@ def test_transports_point_at_the_server(local_model: LocalModel) -> None:
     assert transport.model == local_model.model
 
 
-def test_after_a_search_that_found_tools_the_hint_is_to_call_one() -> None:
+def test_after_a_search_the_hint_is_to_call_what_it_found_or_search_again() -> None:
     search = ToolSearch(threshold=0)
     add = Tool(
         "add",
@@ -273,4 +273,5 @@ def test_after_a_search_that_found_tools_the_hint_is_to_call_one() -> None:
     assert prompt.endswith(f"\n{SEARCH_RESULT_HINT}<|im_end|>\n<|im_start|>assistant\n")
     assert TOOL_RESULT_HINT not in prompt
     prompt = _render([*turns[:2], {**turns[2], "content": nothing}], TOOLS, trim=True)
-    assert TOOL_RESULT_HINT in prompt and SEARCH_RESULT_HINT not in prompt
+    assert prompt.endswith(f"\n{NO_MATCH_HINT}<|im_end|>\n<|im_start|>assistant\n")
+    assert TOOL_RESULT_HINT not in prompt and SEARCH_RESULT_HINT not in prompt

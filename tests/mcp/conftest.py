@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import free_port, wait_for_port
+from mcp_helpers import free_port, http_server, wait_for_port
 
 from parts import absent
 
@@ -76,18 +76,8 @@ def everything_http(everything: list[str]) -> Iterator[str]:
 @pytest.fixture
 def changing_http(tmp_path: Path) -> Iterator[str]:
     """The changing server over Streamable HTTP on 127.0.0.1; its URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(CHANGING), "http", str(port), str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait()
+    with http_server(CHANGING, str(tmp_path)) as url:
+        yield url
 
 
 HOSTILE = HERE / "servers" / "hostile.py"
@@ -103,15 +93,5 @@ def hostile(tmp_path: Path) -> tuple[list[str], Path]:
 @pytest.fixture
 def hostile_http(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """The hostile server over Streamable HTTP on 127.0.0.1: its URL and marker directory."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(HOSTILE), "http", str(port), str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp", tmp_path
-    finally:
-        proc.kill()
-        proc.wait()
+    with http_server(HOSTILE, str(tmp_path)) as url:
+        yield url, tmp_path

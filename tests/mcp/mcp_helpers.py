@@ -7,7 +7,10 @@ import os
 import socket
 import stat
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +89,21 @@ def dead(pid: int) -> bool:
 def texts(messages: list[Any]) -> list[str]:
     """The text of every tool result in ``messages`` (a session's), in order."""
     return [str(r.content) for m in messages for r in m.tool_results]
+
+
+@contextmanager
+def http_server(script: Path, *after: str) -> Iterator[str]:
+    """``python SCRIPT http PORT AFTER...`` (a test server of the SDK's over Streamable HTTP) on
+    a free port of 127.0.0.1, until the block ends; its URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(script), "http", str(port), *after],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import free_port, wait_for_port
+from mcp_helpers import http_server
 
 from tether import AgentSession, McpStdio
 from tether.mcp import Elicitation, McpError, McpStreamable
@@ -149,18 +148,8 @@ async def test_a_huge_question_never_reaches_the_answerer() -> None:
 @pytest.fixture
 def asking_http() -> Iterator[str]:
     """``servers/asking.py`` over Streamable HTTP on 127.0.0.1; its URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "servers" / "asking.py"), "http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait()
+    with http_server(HERE / "servers" / "asking.py") as url:
+        yield url
 
 
 async def test_a_stateless_era_question_over_http(asking_http: str) -> None:

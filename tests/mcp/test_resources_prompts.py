@@ -9,14 +9,13 @@ import asyncio
 import base64
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_helpers import children, free_port, wait_for_port
+from mcp_helpers import children, http_server
 
 from tether import AudioBlock, ImageBlock, Message, TextBlock
 from tether.mcp import McpError, McpStdio, McpStreamable, Prompt, Resource
@@ -49,18 +48,8 @@ def listings(markers: Path, kind: str) -> int:
 
 @pytest.fixture
 def library_http(tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(LIBRARY), "http", str(port), str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.kill()
-        proc.wait()
+    with http_server(LIBRARY, str(tmp_path)) as url:
+        yield url
 
 
 # -- the handshake era: server-everything ----------------------------------------------------------

@@ -10,7 +10,6 @@ and never calls the tool again."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_helpers import free_port, wait_for_port
+from mcp_helpers import http_server
 
 from tether import Agent, ToolProgress, ToolResult
 from tether.mcp import McpError, McpStdio, McpStreamable
@@ -46,18 +45,8 @@ def tasking(tmp_path: Path) -> tuple[list[str], Path]:
 @pytest.fixture
 def tasking_http(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """The tasking server over Streamable HTTP on 127.0.0.1: its URL and marker directory."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(TASKING), "http", str(port), str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp", tmp_path
-    finally:
-        proc.kill()
-        proc.wait()
+    with http_server(TASKING, str(tmp_path)) as url:
+        yield url, tmp_path
 
 
 async def _run(server: Any, call: Call) -> list[Any]:

@@ -115,3 +115,33 @@ async def test_deferred_tools_get_a_search_of_the_runs_own_and_the_others_stay()
     first, second, _ = map(_offered, model.requests)
     assert first == ["get_time", "search_tools"]
     assert second == ["get_time", "get_weather", "search_tools"]
+
+
+async def test_common_words_pick_nothing_and_a_tools_name_counts_twice() -> None:
+    tools = [
+        _tool("share_task", "Share a to-do task with another person by email address.", "id"),
+        _tool("export_task", "Export a to-do task as a CSV file.", "id"),
+        _tool("share_file", "Share a file in cloud storage with another person by email.", "id"),
+    ]
+    search = ToolSearch(threshold=0, limit=3)
+    await search.select([], tools)
+    assert search.find("share the file to my email")[0].name == "share_file"
+    assert search.find("to my the") == []
+
+
+async def test_a_query_in_other_words_still_finds_what_the_user_asked_for() -> None:
+    tools = [
+        _tool("create_task", "Create a to-do task.", "title"),
+        _tool("delete_task", "Delete a to-do task for good.", "id"),
+        *_many(50),
+    ]
+    model = ScriptedTransport(
+        [Reply(tool_calls=[Call("search_tools", {"query": "buy milk"})]), Reply("ok")]
+    )
+    context = MemoryContextStore()
+    search = ToolSearch()
+    agent = Agent("s", model, tools=search.over(tools), selector=search)
+    await agent.run("Create a to-do task: buy milk.", context)
+    found = json.loads(context.messages[2].tool_results[0].content)["found"]
+    assert found[0]["name"] == "create_task"
+    assert search.find("buy milk") == []  # the query alone matches nothing

@@ -11,9 +11,15 @@ text answer, which stops the small model from calling the same tool again and ag
 
 from __future__ import annotations
 
-from ..tools.search import FOUND_START
+from ..tools.search import FOUND_NONE, FOUND_START
 
-__all__ = ["DEFAULT_SYSTEM", "SEARCH_RESULT_HINT", "TOOL_CALL_TEMPLATE", "TOOL_RESULT_HINT"]
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "NO_MATCH_HINT",
+    "SEARCH_RESULT_HINT",
+    "TOOL_CALL_TEMPLATE",
+    "TOOL_RESULT_HINT",
+]
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
 
@@ -22,8 +28,10 @@ TOOL_RESULT_HINT = (
     " Call another function only if it is really needed."
 )
 
-# After a tool search found tools the model's next step is a call, not an answer.
+# After a tool search found tools the model's next step is a call, not an answer; after one
+# that found none, another search.
 SEARCH_RESULT_HINT = "Call the function that does the task, now, with its arguments."
+NO_MATCH_HINT = "Search again with other words, or answer the user if no function can do it."
 
 # Written in the style of the stock Qwen templates: all text comes from {{ }} expressions and
 # every tag trims around itself, so the prompt is the same with or without Jinja's
@@ -78,6 +86,8 @@ TOOL_CALL_TEMPLATE = (
         {%- if loop.last or turns[loop.index0 + 1].role != "tool" -%}
             {%- if message.content.startswith('__FOUND_START__') -%}
                 {{- "\n__SEARCH_RESULT_HINT__<|im_end|>\n" -}}
+            {%- elif message.content.startswith('__FOUND_NONE__') -%}
+                {{- "\n__NO_MATCH_HINT__<|im_end|>\n" -}}
             {%- else -%}
                 {{- "\n__TOOL_RESULT_HINT__<|im_end|>\n" -}}
             {%- endif -%}
@@ -93,5 +103,7 @@ TOOL_CALL_TEMPLATE = (
     .replace("__TOOL_RESULT_HINT__", TOOL_RESULT_HINT)
     .replace("__SEARCH_RESULT_HINT__", SEARCH_RESULT_HINT)
     .replace("__FOUND_START__", FOUND_START)
+    .replace("__NO_MATCH_HINT__", NO_MATCH_HINT)
+    .replace("__FOUND_NONE__", FOUND_NONE)
 )
 """The Jinja source given to the server (``chat_template``, with ``use_jinja``)."""

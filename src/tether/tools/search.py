@@ -24,27 +24,43 @@ from typing import Any
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from .tool import Tool
 
-__all__ = ["FOUND_START", "ToolSearch"]
+__all__ = ["FOUND_NONE", "FOUND_START", "ToolSearch"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-FOUND_START = '{"found": [{'  # how a search result that found tools begins (a template reads it)
+# How a search result that found tools begins, and one that found none (a template reads them).
+FOUND_START = '{"found": [{'
+FOUND_NONE = '{"found": []'
 _MAX_QUERY = 1000  # characters of a query read: the model's text is untrusted
 _FOUND = (
     "These tools are offered to you now. Call the one that does the task, with its arguments;"
     " do not describe the call in words."
+)
+_NONE = (
+    "No tool matched. Search again with other words: the action (create, find, send, delete...)"
+    " and the kind of thing it acts on."
+)
+# Words too common to tell tools apart: a query's "to" or "my" must not pick a tool.
+_COMMON = frozenset(
+    _WORD.findall(
+        "a about all an and any are as at be by can do for from how i in is it me my of on or our"
+        " please that the their this to up what with you your"
+    )
 )
 
 
 def _words(text: str) -> set[str]:
     """The words of ``text``, lower-cased, camelCase and snake_case split, plural ``s`` dropped."""
     spaced = _CAMEL.sub(" ", text).lower()
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(spaced)}
+    found = _WORD.findall(spaced)
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in found if w not in _COMMON}
 
 
-def _tool_words(tool: Tool) -> set[str]:
+def _tool_words(tool: Tool) -> tuple[set[str], set[str]]:
+    """The words of ``tool``'s name, and of all it shows (name, description, parameters)."""
     properties = (tool.schema or {}).get("properties") or {}
-    return _words(" ".join([tool.name, tool.description, *map(str, properties)]))
+    named = _words(tool.name)
+    return named, named | _words(" ".join([tool.description, *map(str, properties)]))
 
 
 class ToolSearch:
@@ -57,12 +73,14 @@ class ToolSearch:
             raise ValueError("threshold must be >= 0 and limit >= 1")
         self.threshold, self.limit = threshold, limit
         self._all: Sequence[Tool] = ()
+        self._request = ""  # the user's latest words, which a search also reads
         self.tool = Tool(
             name,
             self._search,
             description=(
-                "Find tools for a task: describe what you want to do in a few words. The tools "
-                "found are offered from your next reply on; call them then."
+                "Find tools for a task. Describe the action and the kind of thing it acts on, in"
+                " a few plain words (for example 'send sms message' or 'resize image'). The tools"
+                " found are offered from your next reply on; call them then."
             ),
             schema={
                 "type": "object",
@@ -79,6 +97,8 @@ class ToolSearch:
         """Every tool while none is deferred and there are at most ``threshold``; else the
         search tool, the tools not deferred, and of the deferred ones (all of them, past the
         threshold) those its searches found and those the model called."""
+        messages = list(messages)
+        self._request = _latest_request(messages)
         others = [t for t in tools if t.name != self.tool.name]
         deferred = others if len(others) > self.threshold else [t for t in others if t.deferred]
         self._all = deferred
@@ -89,21 +109,35 @@ class ToolSearch:
         return [self.tool, *(t for t in others if id(t) not in hidden)]
 
     def _search(self, query: str) -> str:
-        found = self.find(query[:_MAX_QUERY])
+        found = self.find(query[:_MAX_QUERY], self._request[:_MAX_QUERY])
         if not found:
-            return json.dumps({"found": [], "note": "No tool matched: try other words."})
+            return json.dumps({"found": [], "note": _NONE})
         shown = [{"name": t.name, "description": t.description} for t in found]
         return json.dumps({"found": shown, "note": _FOUND})
 
-    def find(self, query: str) -> list[Tool]:
-        """The ``limit`` tools that best match ``query`` (rarer words count more)."""
-        asked = _words(query)
-        words = [(tool, _tool_words(tool)) for tool in self._all]
+    def find(self, query: str, request: str = "") -> list[Tool]:
+        """The ``limit`` tools that best match ``query`` (rarer words count more, and a word of
+        a tool's name twice); the words of the user's ``request`` count half, so a query in
+        other words than the tools' still finds what the user asked for."""
+        weight = dict.fromkeys(_words(request), 0.5)
+        weight.update((w, weight.get(w, 0.0) + 1.0) for w in _words(query))
+        words = [_tool_words(tool) for tool in self._all]
         count = len(words) or 1
-        rarity = {w: math.log(1 + count / (1 + sum(w in ws for _, ws in words))) for w in asked}
-        scored = [(sum(rarity[w] for w in asked & ws), i) for i, (_, ws) in enumerate(words)]
+        rarity = {w: math.log(1 + count / (1 + sum(w in ws for _, ws in words))) for w in weight}
+        scored = [
+            (sum(weight[w] * rarity[w] * (2 if w in named else 1) for w in ws & weight.keys()), i)
+            for i, (named, ws) in enumerate(words)
+        ]
         best = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1]))
-        return [words[i][0] for _, i in best[: self.limit]]
+        return [self._all[i] for _, i in best[: self.limit]]
+
+
+def _latest_request(messages: Sequence[Message]) -> str:
+    """The text of the user's latest message (not a tool result)."""
+    for message in reversed(messages):
+        if message.role == "user" and message.text:
+            return message.text
+    return ""
 
 
 def _found(messages: Iterable[Message], search: str) -> set[str]:
