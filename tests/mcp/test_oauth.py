@@ -541,6 +541,34 @@ async def test_a_call_needing_more_scope_says_so_and_the_next_login_asks_for_it(
     assert await whoami(server.url, auth) == "you are logged in"
 
 
+async def test_a_login_the_server_asks_more_scope_of_at_once_takes_a_second_browser_step(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    server.control("step-up", "mcp:write")  # the listing wants it; the first login asks "mcp"
+    shown: list[str] = []
+
+    async def person(authorization_url: str) -> None:
+        shown.append(authorization_url)
+        await approve(authorization_url)
+
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    assert await auth.login(server.url, browser=person, within=30) == 1
+    scopes = [parse_qs(urlsplit(u).query)["scope"][0] for u in shown]
+    assert scopes == ["mcp", "mcp mcp:write"]
+    assert await whoami(server.url, auth) == "you are logged in"
+
+
+async def test_a_server_that_keeps_asking_for_more_scope_ends_the_login(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    server.control("step-up", "mcp:write")
+    server.control("grant", "mcp")  # the authorization server never gives it
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    with pytest.raises(McpError, match=r"still asks for more access .* after 3 logins"):
+        await auth.login(server.url, browser=approve, within=30)
+    assert len([e for e in server.log() if e["path"] == "/authorize"]) == 3
+
+
 async def test_client_credentials_with_a_secret_need_no_login(tmp_path: Path) -> None:
     port = free_port()
     for known in _start("--client", f"svc:{port}:s3cret-value"):

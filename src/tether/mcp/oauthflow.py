@@ -48,6 +48,7 @@ class _Ours(logging.Filter):
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_Ours())
 
 _EARLY = 10.0  # seconds before its expiry a stored token counts as expired (clocks, transit)
+_LOGINS = 3  # browser steps one login may take: the first, then step-ups (a server asking more)
 
 OnRedirect = Callable[[str], Awaitable[None]]
 OnCallback = Callable[[], Awaitable[AuthorizationCodeResult]]
@@ -223,6 +224,7 @@ class OAuthProvider(OAuthClientProvider):
         self._expected = expected
         self._person = steps is not None
         self._stepping_up = False  # the server's last answer asked for more scope
+        self._logins = 0  # browser steps taken
         self.failure: McpError | None = None  # why the last flow failed, while it stands
         storage.discovered = self._discovered
 
@@ -240,9 +242,11 @@ class OAuthProvider(OAuthClientProvider):
                 await self.storage.want_scope(union_scopes(wanted, scope))
                 raise McpError(more_access_needed(self.label, scope))
             raise McpError(login_needed(self.label))
-        self.context.client_metadata.scope = union_scopes(
-            self.context.client_metadata.scope, wanted
-        )
+        scope = union_scopes(self.context.client_metadata.scope, wanted)
+        if self._logins >= _LOGINS:
+            raise McpError(self._insatiable())
+        self._logins += 1
+        self.context.client_metadata.scope = scope
         return await super()._perform_authorization()
 
     async def _refresh_token(self) -> httpx2.Request:
@@ -299,30 +303,44 @@ class OAuthProvider(OAuthClientProvider):
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """The SDK's flow, its failures as ``McpError`` without secrets."""
-        flow = super().async_auth_flow(request)
-        self._stepping_up = False
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                response = yield outgoing
-                if outgoing is request:  # the server's answer, not discovery's
-                    self._stepping_up = response.status_code == 403 and (
-                        extract_field_from_www_auth(response, "error") == "insufficient_scope"
-                    )
-                outgoing = await flow.asend(response)
-        except StopAsyncIteration:
-            self.failure = None
-            return
-        except McpError as exc:
-            self.failure = exc
-            raise
-        except (OAuthFlowError, ValidationError) as exc:
-            said = scrub(str(exc), self.storage.secrets())
-            self.failure = McpError(f"OAuth failed: {said}")
-            raise self.failure from None
-        finally:
-            await flow.aclose()
+        """The SDK's flow, its failures as ``McpError`` without secrets. Where a person is at
+        hand (a login), a server still asking for more scope after the new token gets the next
+        browser step, up to ``_LOGINS`` in all; then the login fails, saying so."""
+        while True:
+            flow = super().async_auth_flow(request)
+            self._stepping_up = False
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if outgoing is request:  # the server's answer, not discovery's
+                        self._stepping_up = response.status_code == 403 and (
+                            extract_field_from_www_auth(response, "error") == "insufficient_scope"
+                        )
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                self.failure = None
+            except McpError as exc:
+                self.failure = exc
+                raise
+            except (OAuthFlowError, ValidationError) as exc:
+                said = scrub(str(exc), self.storage.secrets())
+                self.failure = McpError(f"OAuth failed: {said}")
+                raise self.failure from None
+            finally:
+                await flow.aclose()
+            if not (self._person and self._stepping_up):
+                return
+            if self._logins >= _LOGINS:
+                self.failure = McpError(self._insatiable())
+                return
+
+    def _insatiable(self) -> str:
+        return (
+            f"the server still asks for more access (scope {self.context.client_metadata.scope!r})"
+            f" after {_LOGINS} logins in a row; stopped. The authorization server does not "
+            "grant it: ask its administrator for that scope"
+        )
 
 
 def _same(issuer: str, expected: str) -> bool:

@@ -23,9 +23,10 @@ saw: which, method, path, query, its Authorization header, the token request's f
 ``GET /test/tokens`` (the live tokens), ``POST /test/revoke`` (forget every token),
 ``POST /test/token-mode`` with ``ok``, ``hang`` or ``junk`` (how the token endpoint answers
 from then on), ``POST /test/redirect`` with a URL (every authenticated MCP request is then
-answered with a 307 there), ``POST /test/step-up`` with a scope (a tool call then needs it as
-well: a token without it is answered 403 ``insufficient_scope``, as the MCP specification's
-scope challenge has it).
+answered with a 307 there), ``POST /test/step-up`` with a scope (listing or calling tools then
+needs it as well: a token without it is answered 403 ``insufficient_scope``, as the MCP
+specification's scope challenge has it), ``POST /test/grant`` with scopes (the most a token
+is then given, whatever was asked).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 LOG: list[dict[str, Any]] = []
-MODE = {"token": "ok", "redirect": "", "step_up": ""}
+MODE = {"token": "ok", "redirect": "", "step_up": "", "grant": ""}
 SCOPES = ["mcp", "mcp:write"]  # what a client may ask for; the resource needs "mcp"
 
 
@@ -158,6 +159,8 @@ class Provider:
         self, client_id: str, scopes: list[str], resource: str | None, *, refresh: bool = True
     ) -> OAuthToken:
         access, renewal = "at-" + secrets.token_urlsafe(24), "rt-" + secrets.token_urlsafe(24)
+        if MODE["grant"]:
+            scopes = [s for s in scopes if s in MODE["grant"].split()]
         expires = int(time.time()) + self.lifetime
         self.access[access] = AccessToken(
             token=access, client_id=client_id, scopes=scopes, expires_at=expires, resource=resource
@@ -287,8 +290,8 @@ async def _body(receive: Any) -> tuple[bytes, Any]:
 
 
 def _needs_step_up(body: bytes, auth: str, provider: Provider) -> bool:
-    """A tool call whose token lacks the step-up scope (when one is set)."""
-    if not MODE["step_up"] or b'"tools/call"' not in body:
+    """A tool listing or call whose token lacks the step-up scope (when one is set)."""
+    if not MODE["step_up"] or not (b'"tools/call"' in body or b'"tools/list"' in body):
         return False
     try:
         json.loads(body)
@@ -322,6 +325,10 @@ def control_routes(provider: Provider) -> list[Route]:
         MODE["step_up"] = (await request.body()).decode()
         return PlainTextResponse(MODE["step_up"])
 
+    async def grant(request: Request) -> Response:
+        MODE["grant"] = (await request.body()).decode()
+        return PlainTextResponse(MODE["grant"])
+
     return [
         Route("/test/log", log),
         Route("/test/tokens", tokens),
@@ -329,6 +336,7 @@ def control_routes(provider: Provider) -> list[Route]:
         Route("/test/token-mode", token_mode, methods=["POST"]),
         Route("/test/redirect", redirect, methods=["POST"]),
         Route("/test/step-up", step_up, methods=["POST"]),
+        Route("/test/grant", grant, methods=["POST"]),
     ]
 
 
