@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
 from mcp.client.auth import OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import SignedJWTParameters
 from mcp.client.auth.oauth2 import OAuthContext
@@ -133,12 +132,14 @@ def fit_secret_method(
     return client.model_copy(update={"token_endpoint_auth_method": method})
 
 
-async def client_credentials_request(
-    context: OAuthContext, signer: Signer | None
-) -> httpx2.Request:
+TokenRequest = tuple[str, dict[str, str], dict[str, str]]  # url, form, headers
+
+
+async def client_credentials_request(context: OAuthContext, signer: Signer | None) -> TokenRequest:
     """The token request of the client credentials grant (RFC 6749, section 4.4), for this
     server (``resource``, RFC 8707) and the scope chosen, the client authenticated by its
-    secret or by an assertion ``signer`` makes for the authorization server (RFC 7523)."""
+    secret or by an assertion ``signer`` makes for the authorization server (RFC 7523):
+    where it goes, its form and its headers."""
     data: dict[str, str] = {"grant_type": "client_credentials"}
     headers = {"Content-Type": "application/x-www-form-urlencoded"}
     if signer is not None:
@@ -156,4 +157,4 @@ async def client_credentials_request(
         url = str(context.oauth_metadata.token_endpoint)
     else:
         url = context.get_authorization_base_url(context.server_url) + "/token"
-    return httpx2.Request("POST", url, data=data, headers=headers)
+    return url, data, headers

@@ -234,7 +234,10 @@ class OAuthProvider(OAuthClientProvider):
         log in again, and for which scope."""
         self._fit_secret_method()
         if self._client.acts_for_itself:
-            return await client_credentials_request(self.context, self._client.signer())
+            url, form, headers = await client_credentials_request(
+                self.context, self._client.signer()
+            )
+            return httpx2.Request("POST", url, data=form, headers=headers)
         wanted = await self.storage.wanted_scope()
         if not self._person:
             scope = self.context.client_metadata.scope
