@@ -585,6 +585,20 @@ async def test_client_credentials_with_a_secret_need_no_login(tmp_path: Path) ->
         assert len(token_requests(known)) == 1
 
 
+async def test_a_refused_client_secret_is_not_repeated_in_the_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    for known in _start("--client", f"svc:{free_port()}:s3cret-value"):
+        auth = OAuth(
+            "svc", "not-the-s3cret", grant="client_credentials", token_file=tmp_path / "t.json"
+        )
+        with pytest.raises(McpError, match="invalid_client") as refused:
+            await whoami(known.url, auth, connect_timeout=10)
+        assert "not-the-s3cret" not in str(refused.value)
+        assert "not-the-s3cret" not in caplog.text
+
+
 async def test_client_credentials_with_a_private_key_send_a_signed_assertion(
     tmp_path: Path,
 ) -> None:

@@ -37,12 +37,14 @@ __all__ = ["LoginSteps", "OAuthProvider", "Storage", "login_needed", "more_acces
 
 class _Ours(logging.Filter):
     """Leaves out the SDK's "OAuth flow error" record (with its traceback) for a flow tether
-    itself ended with an ``McpError`` (a login needed, an authorization server refused): the
-    caller gets that error, said once, and a reconnection would log it at every attempt."""
+    itself ends with an ``McpError`` (a login needed, an authorization server refused): the
+    caller gets that error, said once and with the secrets blanked (an authorization server's
+    answer, which the SDK's record quotes, may repeat one), and a reconnection would log it at
+    every attempt."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         failure = record.exc_info[1] if record.exc_info else None
-        return not isinstance(failure, McpError)
+        return not isinstance(failure, McpError | OAuthFlowError | ValidationError)
 
 
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_Ours())
@@ -193,6 +195,7 @@ class Storage:
         found = [
             *(tokens.get(k) for k in ("access_token", "refresh_token") if isinstance(tokens, dict)),
             client.get("client_secret") if isinstance(client, dict) else None,
+            None if self._configured is None else self._configured.client_secret,
         ]
         return [s for s in found if isinstance(s, str)]
 

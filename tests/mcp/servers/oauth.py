@@ -196,7 +196,8 @@ class Provider:
                 return {"error": "invalid_client", "error_description": str(exc)}
             client_id = claims.get("sub") if claims.get("iss") == claims.get("sub") else None
         elif client_id is None or secret != self.secrets.get(client_id):
-            return {"error": "invalid_client", "error_description": "wrong client credentials"}
+            said = f"wrong client credentials: {client_id}:{secret}"  # echoed, as some servers do
+            return {"error": "invalid_client", "error_description": said}
         if client_id not in self.clients:
             return {"error": "invalid_client", "error_description": "unknown client"}
         scopes = form["scope"].split() if form.get("scope") else ["mcp"]
