@@ -475,6 +475,192 @@ def test_bad_settings_are_refused_with_what_to_do(tmp_path: Path) -> None:
     assert "s3cret" not in repr(OAuth(client_id="c", client_secret="s3cret-value"))
 
 
+# -- what the conformance suite asks of a client ------------------------------------------------
+
+
+def token_requests(server: OAuthServer) -> list[dict[str, Any]]:
+    return [e for e in server.log() if e["server"] == "as" and e["path"] == "/token"]
+
+
+async def test_a_client_with_a_secret_authenticates_as_the_authorization_server_allows(
+    tmp_path: Path,
+) -> None:
+    """RFC 8414: without a list, ``client_secret_basic`` is what the server takes; a server that
+    lists only ``client_secret_post`` gets the secret in the form."""
+    for method in ("client_secret_basic", "client_secret_post"):
+        port = free_port()
+        flags = ["--client", f"svc:{port}:s3cret-value:{method}"]
+        if method == "client_secret_post":
+            flags += ["--auth-methods", "client_secret_post"]
+        for known in _start(*flags):
+            auth = OAuth("svc", "s3cret-value", token_file=tmp_path / f"{method}.json")
+            await auth.login(known.url, browser=approve, port=port, within=30)
+            sent = token_requests(known)[-1]
+            if method == "client_secret_basic":
+                assert str(sent["auth"]).startswith("Basic ")
+                assert "client_secret" not in sent["form"]
+            else:
+                assert sent["auth"] is None and sent["form"]["client_secret"] == "s3cret-value"
+            assert await whoami(known.url, auth) == "you are logged in"
+
+
+async def test_a_client_id_metadata_document_is_the_client_id_where_the_server_takes_one(
+    tmp_path: Path,
+) -> None:
+    document = "https://tether.example/oauth/client.json"
+    for cimd in _start("--cimd", document):
+        auth = OAuth(client_metadata_url=document, token_file=tmp_path / "tokens.json")
+        await auth.login(cimd.url, browser=approve, within=30)
+        authorize = next(e for e in cimd.log() if e["path"] == "/authorize")
+        assert parse_qs(authorize["query"])["client_id"] == [document]
+        assert "POST /register" not in cimd.paths("as")
+        assert await whoami(cimd.url, auth) == "you are logged in"
+
+
+async def test_without_a_document_support_the_client_registers_as_before(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    auth = OAuth(client_metadata_url="https://tether.example/c.json", token_file=tmp_path / "t")
+    await auth.login(server.url, browser=approve, within=30)
+    assert "POST /register" in server.paths("as")
+
+
+async def test_a_call_needing_more_scope_says_so_and_the_next_login_asks_for_it(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    await auth.login(server.url, browser=approve, within=30)
+    server.control("step-up", "mcp:write")
+    with pytest.raises(McpError, match=r"more access \(scope 'mcp mcp:write'\)") as caught:
+        await whoami(server.url, auth, connect_timeout=10)
+    assert f"tether mcp login {server.url}" in str(caught.value)
+    assert len([e for e in server.log() if e["path"] == "/authorize"]) == 1  # no browser
+    await auth.login(server.url, browser=approve, within=30)
+    authorize = [e for e in server.log() if e["path"] == "/authorize"][-1]
+    assert set(parse_qs(authorize["query"])["scope"][0].split()) == {"mcp", "mcp:write"}
+    assert await whoami(server.url, auth) == "you are logged in"
+
+
+async def test_a_login_the_server_asks_more_scope_of_at_once_takes_a_second_browser_step(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    server.control("step-up", "mcp:write")  # the listing wants it; the first login asks "mcp"
+    shown: list[str] = []
+
+    async def person(authorization_url: str) -> None:
+        shown.append(authorization_url)
+        await approve(authorization_url)
+
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    assert await auth.login(server.url, browser=person, within=30) == 1
+    scopes = [parse_qs(urlsplit(u).query)["scope"][0] for u in shown]
+    assert scopes == ["mcp", "mcp mcp:write"]
+    assert await whoami(server.url, auth) == "you are logged in"
+
+
+async def test_a_server_that_keeps_asking_for_more_scope_ends_the_login(
+    server: OAuthServer, tmp_path: Path
+) -> None:
+    server.control("step-up", "mcp:write")
+    server.control("grant", "mcp")  # the authorization server never gives it
+    auth = OAuth(token_file=tmp_path / "tokens.json")
+    with pytest.raises(McpError, match=r"still asks for more access .* after 3 logins"):
+        await auth.login(server.url, browser=approve, within=30)
+    assert len([e for e in server.log() if e["path"] == "/authorize"]) == 3
+
+
+async def test_client_credentials_with_a_secret_need_no_login(tmp_path: Path) -> None:
+    port = free_port()
+    for known in _start("--client", f"svc:{port}:s3cret-value"):
+        auth = OAuth(
+            "svc", "s3cret-value", grant="client_credentials", token_file=tmp_path / "t.json"
+        )
+        assert await whoami(known.url, auth) == "you are logged in"
+        sent = token_requests(known)[-1]
+        assert sent["form"]["grant_type"] == "client_credentials"
+        assert str(sent["auth"]).startswith("Basic ") and "resource" in sent["form"]
+        assert "GET /authorize" not in known.paths("as")
+        assert mode(tmp_path / "t.json") == 0o600
+        assert await whoami(known.url, auth) == "you are logged in"  # the kept token
+        assert len(token_requests(known)) == 1
+
+
+async def test_a_refused_client_secret_is_not_repeated_in_the_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    for known in _start("--client", f"svc:{free_port()}:s3cret-value"):
+        auth = OAuth(
+            "svc", "not-the-s3cret", grant="client_credentials", token_file=tmp_path / "t.json"
+        )
+        with pytest.raises(McpError, match="invalid_client") as refused:
+            await whoami(known.url, auth, connect_timeout=10)
+        assert "not-the-s3cret" not in str(refused.value)
+        assert "not-the-s3cret" not in caplog.text
+
+
+async def test_client_credentials_with_a_private_key_send_a_signed_assertion(
+    tmp_path: Path,
+) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    public = tmp_path / "public.pem"
+    public.write_bytes(
+        key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+    )
+    for known in _start("--client", f"svc:{free_port()}", "--jwt-key", str(public)):
+        auth = OAuth(
+            "svc", private_key=pem, grant="client_credentials", token_file=tmp_path / "t.json"
+        )
+        assert await whoami(known.url, auth) == "you are logged in"
+        form = token_requests(known)[-1]["form"]
+        assert form["client_assertion_type"].endswith("jwt-bearer")
+        assert "PRIVATE KEY" not in json.dumps(kept(tmp_path / "t.json"))
+        assert "private_key='" not in repr(auth)
+        other = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        wrong = OAuth(
+            "svc", private_key=other.decode(), grant="client_credentials", token_file=tmp_path / "w"
+        )
+        with pytest.raises(McpError, match="invalid_client") as refused:
+            await whoami(known.url, wrong, connect_timeout=10)
+        assert "PRIVATE KEY" not in str(refused.value)
+
+
+def test_bad_client_credentials_settings_are_refused_with_what_to_do() -> None:
+    with pytest.raises(ValueError, match="grant="):
+        OAuth(client_id="svc", client_secret="s3cret-value", grant="password")
+    with pytest.raises(ValueError, match=r"client_credentials'\) needs client_id"):
+        OAuth(grant="client_credentials")
+    with pytest.raises(ValueError, match="client_secret= or private_key="):
+        OAuth(client_id="svc", grant="client_credentials")
+    with pytest.raises(ValueError, match="not both"):
+        OAuth("svc", "s3cret-value", private_key="pem", grant="client_credentials")
+    with pytest.raises(ValueError, match=r"private_key=.* grant='client_credentials'"):
+        OAuth(client_id="svc", private_key="pem")
+    with pytest.raises(ValueError, match="PEM private key") as junk:
+        OAuth(
+            "svc", private_key="-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n", grant="client_credentials"
+        )
+    assert "c2VjcmV0" not in str(junk.value)
+    with pytest.raises(ValueError, match="https URL with a path"):
+        OAuth(client_metadata_url="http://tether.example/c.json")
+    with pytest.raises(ValueError, match="https URL with a path"):
+        OAuth(client_metadata_url="https://tether.example/")
+
+
 # -- the CLI ----------------------------------------------------------------------------------
 
 

@@ -9,12 +9,18 @@ Exit status 0 when the scenario's steps all succeeded, 1 with the error on stder
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
 
 from tether import McpStreamable
-from tether.mcp import Elicitation
+from tether.mcp import Elicitation, McpError, OAuth
 
 Step = Callable[[McpStreamable], Awaitable[None]]
 
@@ -65,12 +71,62 @@ STEPS: dict[str, Step] = {
 
 
 def step_for(scenario: str) -> Step:
-    """The steps of ``scenario``; every ``auth/...`` scenario lists and calls (pending: OAuth)."""
+    """The steps of ``scenario``; every ``auth/...`` scenario lists and calls once logged in."""
     if scenario in STEPS:
         return STEPS[scenario]
     if scenario.startswith("auth/"):
         return list_and_call
     raise SystemExit(f"everything_client: no steps for the scenario {scenario!r}")
+
+
+async def browser(authorization_url: str) -> None:
+    """The person at the browser, headless: open the authorization address; the suite's
+    authorization server approves at once and redirects back to tether's loopback listener."""
+    async with httpx.AsyncClient(follow_redirects=True, timeout=30) as you:
+        await you.get(authorization_url)
+
+
+# The client ID metadata document the suite's scenarios expect a client to name (they take it
+# as it is, without fetching it); where an authorization server takes none, tether registers.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def oauth_for(tokens: Path) -> OAuth:
+    """The ``OAuth`` a tether user would configure for the scenario: the credentials it gives
+    (``MCP_CONFORMANCE_CONTEXT``: a client registered beforehand, or one acting for itself with
+    its secret or private key), else tether's client ID metadata document or registration."""
+    context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    own = context.get("name", "").startswith("auth/client-credentials")
+    return OAuth(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        private_key=context.get("private_key_pem"),
+        grant="client_credentials" if own else "authorization_code",
+        client_metadata_url=None if context else CLIENT_METADATA_URL,
+        token_file=tokens,
+    )
+
+
+async def authorised(url: str, step: Step) -> None:
+    """Log in (the browser step; a client acting for itself has none), connect with the kept
+    tokens and do the steps. When the server asks for more access than the login gave (a
+    scope step-up), log in again, as the error says, and do them once more."""
+    with tempfile.TemporaryDirectory() as home:
+        oauth = oauth_for(Path(home) / "tokens.json")
+        if oauth.grant == "authorization_code":
+            await oauth.login(url, browser=browser, within=30.0)
+        try:
+            await connected(url, oauth, step)
+        except McpError as exc:
+            if "Log in again" not in str(exc):
+                raise
+            await oauth.login(url, browser=browser, within=30.0)
+            await connected(url, oauth, step)
+
+
+async def connected(url: str, oauth: OAuth, step: Step) -> None:
+    async with McpStreamable(url, timeout=30.0, connect_timeout=30.0, auth=oauth) as server:
+        await step(server)
 
 
 def accept_defaults(question: Elicitation) -> dict[str, object]:
@@ -80,6 +136,9 @@ def accept_defaults(question: Elicitation) -> dict[str, object]:
 
 async def main(url: str, scenario: str) -> None:
     step = step_for(scenario)
+    if scenario.startswith("auth/"):
+        await authorised(url, step)
+        return
     async with McpStreamable(
         url, timeout=30.0, connect_timeout=30.0, on_elicit=accept_defaults
     ) as server:

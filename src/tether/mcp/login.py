@@ -55,6 +55,8 @@ async def log_in(
     try:
         server.use_provider(provider)
         async with server:
+            if provider.failure is not None:  # a later browser step of this login failed
+                raise provider.failure
             if not provider.storage.logged_in:
                 raise McpError(
                     f"the MCP server at {server.label} did not ask for a login (it answered "

@@ -1,6 +1,7 @@
 """The browser step's way back (RFC 8252, a native app's loopback redirect): a listener on
 127.0.0.1 that takes the one redirect carrying the authorization code, answers the browser with
-a short page, and hands the code and state on. Anything else that reaches it is answered 404."""
+a short page, and hands the code and state on (one redirect per browser step: a login whose
+server asks for more scope at once takes another). Anything else is answered 404."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ class Redirect:
         program on this machine that calls the listener first is turned away."""
         states = parse_qs(urlsplit(authorization_url).query).get("state")
         self._state = states[0] if states else None
+        if self._result is not None and self._result.done():  # a login's next browser step
+            self._result = asyncio.get_running_loop().create_future()
 
     @property
     def uri(self) -> str:

@@ -5,9 +5,11 @@ there when it offers registration (else a ``client_id`` is given), the person ap
 browser once (``login``, or ``tether mcp login URL``: PKCE, the redirect back to a loopback
 port), and from then on connections use the kept tokens, refreshing them when they expire.
 
-A connection never starts the browser step: a server that wants a new login is an ``McpError``
-saying to log in again. The tokens go to the server they were issued for only, in the
-``Authorization`` header, never into a log, an error message or a trace.
+A connection never starts the browser step: a server that wants a new login, or more access
+than the login gave (a scope step-up), is an ``McpError`` saying to log in again. A client of
+its own (``grant="client_credentials"``: a service, no person) gets its tokens by itself. The
+tokens go to the server they were issued for only, in the ``Authorization`` header, never into
+a log, an error message or a trace.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["OAuth"]
 
 Browser = Callable[[str], Any]
+GRANTS = ("authorization_code", "client_credentials")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,11 @@ class OAuth:
     ``store``, any object with ``async load() -> dict | None`` and ``async save(dict)``.
     ``authorization_server``: the only authorization server the server may send tether to
     (its URL); without it, the one the server's metadata names, as the specification says.
+    ``client_metadata_url``: tether's client ID metadata document (an https URL), its client
+    id where the authorization server takes such documents (else it registers as before).
+    ``grant="client_credentials"``: a client acting for itself, no person and no login: its
+    ``client_id`` with ``client_secret``, or with ``private_key`` (PEM; it signs a
+    ``private_key_jwt`` assertion, RFC 7523).
     """
 
     client_id: str | None = None
@@ -49,6 +57,9 @@ class OAuth:
     store: TokenStore | None = field(default=None, repr=False)
     authorization_server: str | None = None
     client_name: str = "tether"
+    client_metadata_url: str | None = None
+    grant: str = "authorization_code"
+    private_key: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.token_file is not None and self.store is not None:
@@ -64,6 +75,36 @@ class OAuth:
                     "OAuth(authorization_server=...) needs the server's http(s) URL, got "
                     f"{self.authorization_server!r}"
                 )
+        if self.client_metadata_url is not None:
+            parts = urlsplit(self.client_metadata_url)
+            if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/"):
+                raise ValueError(
+                    "OAuth(client_metadata_url=...) needs the document's https URL with a path, "
+                    f"got {self.client_metadata_url!r}"
+                )
+        self._check_grant()
+
+    def _check_grant(self) -> None:
+        if self.grant not in GRANTS:
+            raise ValueError(f"OAuth(grant=...) is one of {', '.join(GRANTS)}, got {self.grant!r}")
+        if self.grant != "client_credentials":
+            if self.private_key is not None:
+                raise ValueError(
+                    "OAuth(private_key=...) signs a client's own assertion: it goes with "
+                    "grant='client_credentials'"
+                )
+            return
+        if self.client_id is None:
+            raise ValueError("OAuth(grant='client_credentials') needs client_id= (and its secret)")
+        if (self.client_secret is None) == (self.private_key is None):
+            raise ValueError(
+                "OAuth(grant='client_credentials') takes client_secret= or private_key= (PEM), "
+                "one of them, not both"
+            )
+        if self.private_key is not None:
+            from .oauthclient import signing_algorithm  # noqa: PLC0415
+
+            signing_algorithm(self.private_key)  # a key that cannot sign is said now
 
     def keeper(self, url: str) -> TokenStore:
         """Where the tokens for the server at ``url`` are kept."""
@@ -79,21 +120,26 @@ class OAuth:
     def provider(self, url: str, label: str, steps: LoginSteps | None = None) -> Any:
         """The SDK's httpx2 ``Auth`` for a connection to ``url`` (``steps``: the browser step,
         for a login; without it a login needed is an ``McpError``)."""
-        from .oauthflow import OAuthProvider, Storage, configured_client  # noqa: PLC0415
+        from .oauthclient import Client  # noqa: PLC0415
+        from .oauthflow import OAuthProvider, Storage  # noqa: PLC0415
 
+        client = Client(
+            self.client_name,
+            self.client_id,
+            self.client_secret,
+            self.client_metadata_url,
+            self.grant,
+            self.private_key,
+        )
         redirect_uri = None if steps is None else steps.redirect_uri
         storage = Storage(
             self.keeper(url),
             label,
             fresh=steps is not None,
             redirect_uri=redirect_uri,
-            configured=configured_client(
-                self.client_id, self.client_secret, redirect_uri or "http://127.0.0.1/callback"
-            ),
+            configured=client.configured(redirect_uri),
         )
-        return OAuthProvider(
-            url, label, storage, self.client_name, self.authorization_server, steps
-        )
+        return OAuthProvider(url, label, storage, client, self.authorization_server, steps)
 
     async def login(
         self,

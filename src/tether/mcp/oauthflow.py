@@ -17,39 +17,40 @@ from typing import Any
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.client.auth.utils import issuers_match
+from mcp.client.auth.utils import extract_field_from_www_auth, issuers_match, union_scopes
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
-    OAuthClientMetadata,
     OAuthMetadata,
     OAuthToken,
     ProtectedResourceMetadata,
 )
 from pydantic import ValidationError
 
+from .oauthclient import Client, client_credentials_request, fit_secret_method
 from .redact import scrub
 from .server import McpError
 from .tokenfile import TokenStore
 
-__all__ = ["LoginSteps", "OAuthProvider", "Storage", "login_needed"]
+__all__ = ["LoginSteps", "OAuthProvider", "Storage", "login_needed", "more_access_needed"]
 
 
 class _Ours(logging.Filter):
     """Leaves out the SDK's "OAuth flow error" record (with its traceback) for a flow tether
-    itself ended with an ``McpError`` (a login needed, an authorization server refused): the
-    caller gets that error, said once, and a reconnection would log it at every attempt."""
+    itself ends with an ``McpError`` (a login needed, an authorization server refused): the
+    caller gets that error, said once and with the secrets blanked (an authorization server's
+    answer, which the SDK's record quotes, may repeat one), and a reconnection would log it at
+    every attempt."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         failure = record.exc_info[1] if record.exc_info else None
-        return not isinstance(failure, McpError)
+        return not isinstance(failure, McpError | OAuthFlowError | ValidationError)
 
 
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_Ours())
 
 _EARLY = 10.0  # seconds before its expiry a stored token counts as expired (clocks, transit)
-# The redirect URI of a connection that never logs in (a registration must name one).
-_UNUSED_REDIRECT = "http://127.0.0.1/callback"
+_LOGINS = 3  # browser steps one login may take: the first, then step-ups (a server asking more)
 
 OnRedirect = Callable[[str], Awaitable[None]]
 OnCallback = Callable[[], Awaitable[AuthorizationCodeResult]]
@@ -73,6 +74,14 @@ def login_needed(label: str) -> str:
         "a new login is needed: no token is kept for this server, or the one kept was refused "
         f"or could not be refreshed (expired or revoked). Log in again: tether mcp login "
         f"{label} (or await OAuth(...).login(url) in Python)"
+    )
+
+
+def more_access_needed(label: str, scope: str | None) -> str:
+    """What a connection says when the server wants a scope the login did not give."""
+    return (
+        f"the server asks for more access (scope {scope!r}) than the login gave. Log in again: "
+        f"tether mcp login {label} (or await OAuth(...).login(url)); that login asks for it"
     )
 
 
@@ -169,6 +178,16 @@ class Storage:
             _model(OAuthMetadata, record.get("authorization_server_metadata")),
         )
 
+    async def wanted_scope(self) -> str | None:
+        """The scope a server asked for beyond the login's (a step-up), for the next login."""
+        wanted = (await self._read()).get("wanted_scope")
+        return wanted if isinstance(wanted, str) else None
+
+    async def want_scope(self, scope: str | None) -> None:
+        record = await self._read()
+        record.update(server=self._resource, wanted_scope=scope)
+        await self._store.save(record)
+
     def secrets(self) -> list[str]:
         """The kept secrets (tokens, client secret), for blanking from error messages."""
         record = self._record or {}
@@ -176,6 +195,7 @@ class Storage:
         found = [
             *(tokens.get(k) for k in ("access_token", "refresh_token") if isinstance(tokens, dict)),
             client.get("client_secret") if isinstance(client, dict) else None,
+            None if self._configured is None else self._configured.client_secret,
         ]
         return [s for s in found if isinstance(s, str)]
 
@@ -189,37 +209,61 @@ class OAuthProvider(OAuthClientProvider):
         url: str,
         label: str,
         storage: Storage,
-        client_name: str,
+        client: Client,
         expected: str | None,
         steps: LoginSteps | None,
     ) -> None:
-        redirect_uri = _UNUSED_REDIRECT if steps is None else steps.redirect_uri
-        metadata = OAuthClientMetadata(
-            redirect_uris=[redirect_uri],  # type: ignore[list-item]  # validated as a URL
-            client_name=client_name,
-            grant_types=["authorization_code", "refresh_token"],
-            token_endpoint_auth_method="none",
-        )
         super().__init__(
             url,
-            metadata,
+            client.metadata(None if steps is None else steps.redirect_uri),
             storage,
-            redirect_handler=self._no_login if steps is None else steps.redirect,
+            redirect_handler=None if steps is None else steps.redirect,
             callback_handler=None if steps is None else steps.callback,
+            client_metadata_url=client.metadata_url,
         )
         self.label = label
         self.storage = storage
+        self._client = client
         self._expected = expected
+        self._person = steps is not None
+        self._stepping_up = False  # the server's last answer asked for more scope
+        self._logins = 0  # browser steps taken
         self.failure: McpError | None = None  # why the last flow failed, while it stands
         storage.discovered = self._discovered
-        if steps is None:
-            self.context.callback_handler = self._no_callback
 
-    async def _no_login(self, authorization_url: str) -> None:
-        raise McpError(login_needed(self.label))
+    async def _perform_authorization(self) -> httpx2.Request:
+        """The token request: the client's own grant, else the browser step where a person is
+        at hand (asking for the scope a step-up wanted too); else an ``McpError`` saying to
+        log in again, and for which scope."""
+        self._fit_secret_method()
+        if self._client.acts_for_itself:
+            url, form, headers = await client_credentials_request(
+                self.context, self._client.signer()
+            )
+            return httpx2.Request("POST", url, data=form, headers=headers)
+        wanted = await self.storage.wanted_scope()
+        if not self._person:
+            scope = self.context.client_metadata.scope
+            if self._stepping_up:
+                await self.storage.want_scope(union_scopes(wanted, scope))
+                raise McpError(more_access_needed(self.label, scope))
+            raise McpError(login_needed(self.label))
+        scope = union_scopes(self.context.client_metadata.scope, wanted)
+        if self._logins >= _LOGINS:
+            raise McpError(self._insatiable())
+        self._logins += 1
+        self.context.client_metadata.scope = scope
+        return await super()._perform_authorization()
 
-    async def _no_callback(self) -> AuthorizationCodeResult:
-        raise McpError(login_needed(self.label))
+    async def _refresh_token(self) -> httpx2.Request:
+        self._fit_secret_method()
+        return await super()._refresh_token()
+
+    def _fit_secret_method(self) -> None:
+        if self.context.client_info is not None:
+            self.context.client_info = fit_secret_method(
+                self.context.client_info, self.context.oauth_metadata
+            )
 
     def _discovered(self) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -265,40 +309,44 @@ class OAuthProvider(OAuthClientProvider):
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        """The SDK's flow, its failures as ``McpError`` without secrets."""
-        flow = super().async_auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                response = yield outgoing
-                outgoing = await flow.asend(response)
-        except StopAsyncIteration:
-            self.failure = None
-            return
-        except McpError as exc:
-            self.failure = exc
-            raise
-        except (OAuthFlowError, ValidationError) as exc:
-            said = scrub(str(exc), self.storage.secrets())
-            self.failure = McpError(f"OAuth failed: {said}")
-            raise self.failure from None
-        finally:
-            await flow.aclose()
+        """The SDK's flow, its failures as ``McpError`` without secrets. Where a person is at
+        hand (a login), a server still asking for more scope after the new token gets the next
+        browser step, up to ``_LOGINS`` in all; then the login fails, saying so."""
+        while True:
+            flow = super().async_auth_flow(request)
+            self._stepping_up = False
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if outgoing is request:  # the server's answer, not discovery's
+                        self._stepping_up = response.status_code == 403 and (
+                            extract_field_from_www_auth(response, "error") == "insufficient_scope"
+                        )
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                self.failure = None
+            except McpError as exc:
+                self.failure = exc
+                raise
+            except (OAuthFlowError, ValidationError) as exc:
+                said = scrub(str(exc), self.storage.secrets())
+                self.failure = McpError(f"OAuth failed: {said}")
+                raise self.failure from None
+            finally:
+                await flow.aclose()
+            if not (self._person and self._stepping_up):
+                return
+            if self._logins >= _LOGINS:
+                self.failure = McpError(self._insatiable())
+                return
 
-
-def configured_client(
-    client_id: str | None, client_secret: str | None, redirect_uri: str
-) -> OAuthClientInformationFull | None:
-    """The client registered beforehand (by id), when there is one."""
-    if client_id is None:
-        return None
-    return OAuthClientInformationFull(
-        client_id=client_id,
-        client_secret=client_secret,
-        redirect_uris=[redirect_uri],  # type: ignore[list-item]  # validated as a URL
-        token_endpoint_auth_method="client_secret_post" if client_secret else "none",
-        grant_types=["authorization_code", "refresh_token"],
-    )
+    def _insatiable(self) -> str:
+        return (
+            f"the server still asks for more access (scope {self.context.client_metadata.scope!r})"
+            f" after {_LOGINS} logins in a row; stopped. The authorization server does not "
+            "grant it: ask its administrator for that scope"
+        )
 
 
 def _same(issuer: str, expected: str) -> bool:
