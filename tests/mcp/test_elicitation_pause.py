@@ -1,0 +1,263 @@
+"""A server that asks the user for input with no ``on_elicit`` to answer pauses the run, as an
+approval does: the question is stored in a SQLite store, and another process resumes the run
+with the user's answer (``Agent.resume(answers=)``), the call going on from the server's request
+state. Real processes throughout: the SDK's own ``MCPServer`` of the 2026-07-28 era
+(``servers/asking.py``) over stdio, and each agent a process of its own (this file, run as a
+script) on one SQLite file. A handshake-era question cannot pause (it lives inside the open
+call): it is declined and the call ends with an error that names ``on_elicit``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).parent
+ASKING = HERE / "servers" / "asking.py"
+ELICITING = HERE / "servers" / "eliciting.py"
+KEY = "a key this test's server processes share"
+
+pytestmark = pytest.mark.timeout(120)
+
+
+# -- the agent, as a process of its own ----------------------------------------------------------
+
+
+def _agent(mode: str, db: str, answers: str | None) -> dict[str, Any]:
+    """One agent process: ``run`` books Monday (pauses), ``resume`` answers, ``again`` asks the
+    model something else; what it got, as JSON data."""
+    from tether import Agent
+    from tether.errors import ConflictError, RunPaused
+    from tether.jsonforms import pending_to_dict
+    from tether.mcp import McpStdio
+    from tether.stores import SQLiteStore
+    from tether.testing import Call, Reply, ScriptedTransport
+
+    book = Reply("Let me book.", tool_calls=[Call("book", {"day": "monday"}, id="b1")])
+    replies = [book, Reply("Done.")] if mode == "run" else [Reply("Done.")]
+    env = {k: os.environ[k] for k in ("ASKING_STATE_KEY", "ASKING_LOG") if k in os.environ}
+
+    async def go() -> dict[str, Any]:
+        server = McpStdio(sys.executable, [str(ASKING), "stdio"], env, name="asking")
+        async with SQLiteStore(db) as store, server:
+            model = ScriptedTransport(replies)
+            agent = Agent("You book trips.", model, tools=[server])
+            context = await store.open("trip")
+            try:
+                if mode == "resume":
+                    answer = await agent.resume(context, answers=json.loads(answers or "{}"))
+                else:
+                    answer = await agent.run("book monday" if mode == "run" else "and?", context)
+            except RunPaused as paused:
+                return {"paused": [pending_to_dict(p) for p in paused.pending]}
+            except (ConflictError, ValueError) as exc:
+                return {"refused": type(exc).__name__, "why": str(exc)}
+            read = [r.text for m in model.requests[-1].messages for r in m.tool_results]
+            return {"answer": answer, "read": read}
+
+    return asyncio.run(go())
+
+
+if __name__ == "__main__":
+    print(json.dumps(_agent(sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)))
+    sys.exit(0)
+
+
+# -- the tests -----------------------------------------------------------------------------------
+
+
+def agent_env(tmp_path: Path, *, key: str | None = KEY) -> dict[str, str]:
+    env = dict(os.environ, ASKING_LOG=str(tmp_path / "booked"))
+    if key is not None:
+        env["ASKING_STATE_KEY"] = key
+    return env
+
+
+def agent(tmp_path: Path, mode: str, answers: Any = None, **options: Any) -> subprocess.Popen[str]:
+    args = [sys.executable, __file__, mode, str(tmp_path / "trip.db")]
+    if answers is not None:
+        args.append(json.dumps(answers))
+    return subprocess.Popen(
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=agent_env(tmp_path, **options),
+    )
+
+
+def outcome(process: subprocess.Popen[str]) -> dict[str, Any]:
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err[-3000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def booked(tmp_path: Path) -> list[str]:
+    path = tmp_path / "booked"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def paused(tmp_path: Path, **options: Any) -> dict[str, Any]:
+    got = outcome(agent(tmp_path, "run", **options))
+    (call,) = got["paused"]
+    return call
+
+
+def stored(tmp_path: Path) -> list[Any]:
+    from tether.stores import SQLiteStore
+
+    async def read() -> list[Any]:
+        async with SQLiteStore(tmp_path / "trip.db") as store:
+            return list(await (await store.open("trip")).get_history())
+
+    return asyncio.run(read())
+
+
+def answer_for(call: dict[str, Any], content: Any) -> dict[str, Any]:
+    (ask,) = call["asks"]
+    return {call["id"]: {ask["key"]: content}}
+
+
+def test_a_question_pauses_the_run_and_another_process_resumes_it(tmp_path: Path) -> None:
+    call = paused(tmp_path)
+    (ask,) = call["asks"]
+    assert (call["id"], call["name"], call["input"]) == ("b1", "book", {"day": "monday"})
+    assert ask["message"] == "Seats for monday?" and ask["tool"] == "book"
+    assert set(ask["schema"]["properties"]) == {"seat", "count", "meal"}
+    assert booked(tmp_path) == []
+    got = outcome(agent(tmp_path, "resume", answer_for(call, {"seat": "window", "count": 2})))
+    assert got["answer"] == "Done."
+    assert "booked monday: 2 window meal=True" in got["read"]  # the server's real result
+    assert booked(tmp_path) == ["booked monday: 2 window meal=True"]
+
+
+def test_a_declined_question_reaches_the_server_and_the_model_reads_its_answer(
+    tmp_path: Path,
+) -> None:
+    call = paused(tmp_path)
+    got = outcome(agent(tmp_path, "resume", answer_for(call, None)))
+    assert got["answer"] == "Done."
+    (result,) = got["read"]
+    assert "decline" in result and booked(tmp_path) == []
+
+
+def test_an_answer_that_does_not_fit_is_refused_before_anything_is_stored(tmp_path: Path) -> None:
+    call = paused(tmp_path)
+    before = stored(tmp_path)
+    got = outcome(agent(tmp_path, "resume", answer_for(call, {"seat": "middle", "count": 1})))
+    assert got["refused"] == "ValueError" and "'middle' is not one of" in got["why"]
+    assert stored(tmp_path) == before
+    got = outcome(agent(tmp_path, "resume", answer_for(call, {"seat": "aisle", "count": 1})))
+    assert got["answer"] == "Done." and booked(tmp_path) == ["booked monday: 1 aisle meal=True"]
+
+
+def test_two_resumes_at_once_run_the_call_once(tmp_path: Path) -> None:
+    call = paused(tmp_path)
+    answer = answer_for(call, {"seat": "window", "count": 1})
+    both = [agent(tmp_path, "resume", answer) for _ in range(2)]
+    outcomes = [outcome(p) for p in both]
+    assert sorted("answer" in o for o in outcomes) == [False, True], outcomes
+    (loser,) = [o for o in outcomes if "refused" in o]
+    assert loser["refused"] in {"ConflictError", "ValueError"}  # raced, or came after
+    assert booked(tmp_path) == ["booked monday: 1 window meal=True"]
+
+
+def test_a_server_that_no_longer_takes_the_state_fails_the_call_clearly(tmp_path: Path) -> None:
+    call = paused(tmp_path, key=None)  # each server process seals with a key of its own
+    got = outcome(
+        agent(tmp_path, "resume", answer_for(call, {"seat": "window", "count": 1}), key=None)
+    )
+    assert got["answer"] == "Done."
+    (result,) = got["read"]
+    assert "Invalid or expired requestState" in result and "no longer takes that state" in result
+    assert booked(tmp_path) == []
+
+
+def valid(history: list[Any]) -> None:
+    """Every call of the history has a result, or is pending (the run paused on it)."""
+    from tether.loop.approval import pending
+
+    waiting = {p.id for p in pending(history)}
+    asked = {b.id for m in history for b in m.tool_uses}
+    answered = {r.tool_use_id for m in history for r in m.tool_results}
+    assert asked - answered <= waiting, (asked, answered, waiting)
+
+
+@pytest.mark.parametrize("mode", ["run", "resume"])
+def test_a_process_killed_at_any_point_loses_nothing(tmp_path: Path, mode: str) -> None:
+    rng = random.Random(39)
+    for attempt in range(3):
+        folder = tmp_path / str(attempt)
+        folder.mkdir()
+        if mode == "resume":
+            call = paused(folder)
+        process = agent(
+            folder,
+            mode,
+            answer_for(call, {"seat": "aisle", "count": 1}) if mode == "resume" else None,
+        )
+        try:
+            process.wait(timeout=rng.uniform(0.5, 3.0))
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+        process.communicate(timeout=30)
+        history = stored(folder)
+        valid(history)
+        from tether.loop.approval import pending
+
+        waiting = pending(history)
+        if waiting:  # paused (or never got past the pause): another process answers
+            (call,) = [{"id": p.id, "asks": [{"key": a.key} for a in p.asks]} for p in waiting]
+            got = outcome(agent(folder, "resume", answer_for(call, {"seat": "aisle", "count": 1})))
+            assert got["answer"] == "Done." and "booked monday: 1 aisle meal=True" in got["read"]
+        else:  # killed before the pause, or while the answered call ran: it answers as it can
+            got = outcome(agent(folder, "again"))
+            assert "answer" in got or "paused" in got, got
+        valid(stored(folder))
+        assert len(booked(folder)) <= 1
+
+
+# -- the handshake era ---------------------------------------------------------------------------
+
+
+async def test_a_handshake_era_question_is_declined_and_the_call_names_on_elicit(
+    tmp_path: Path,
+) -> None:
+    from tether.mcp import McpStdio
+
+    async with McpStdio(
+        sys.executable, [str(ELICITING), str(tmp_path)], name="eliciting"
+    ) as server:
+        result = await server.call("ask", {})
+        again = await server.call("ask", {})  # the server stays usable
+    assert result.is_error and "give the server on_elicit=" in result.text
+    assert again.is_error and "on_elicit" in again.text
+    assert json.loads((tmp_path / "capabilities").read_text())["elicitation"] is not None
+    answers = [json.loads(line) for line in (tmp_path / "answers").read_text().splitlines()]
+    assert answers[0] == {"action": "decline"}
+
+
+async def test_without_a_run_a_direct_call_raises_the_pause_with_its_questions(
+    tmp_path: Path,
+) -> None:
+    from tether.mcp import McpStdio
+    from tether.tools.needs_input import NeedsInput
+
+    async with McpStdio(sys.executable, [str(ASKING), "stdio"], name="asking") as server:
+        with pytest.raises(NeedsInput, match=r"give the server on_elicit=") as caught:
+            await server.call("book", {"day": "monday"})
+    (ask,) = caught.value.asks
+    assert (ask.message, ask.tool, dict(ask.arguments or {})) == (
+        "Seats for monday?",
+        "book",
+        {"day": "monday"},
+    )
+    assert caught.value.state["keys"] == [ask.key] and caught.value.state["request_state"]
