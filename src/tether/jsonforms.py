@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, Literal
 
 from . import errors
 from .events import (
@@ -325,7 +325,7 @@ def elicitation_to_dict(ask: Elicitation) -> dict[str, Any]:
 
 def elicitation_from_dict(d: Mapping[str, Any]) -> Elicitation:
     """Read back what ``elicitation_to_dict`` wrote."""
-    mode = "url" if d.get("mode") == "url" else "form"
+    mode: Literal["form", "url"] = "url" if d.get("mode") == "url" else "form"
     return Elicitation(
         d["message"],
         d.get("schema") or {},

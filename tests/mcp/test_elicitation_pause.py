@@ -261,3 +261,38 @@ async def test_without_a_run_a_direct_call_raises_the_pause_with_its_questions(
         {"day": "monday"},
     )
     assert caught.value.state["keys"] == [ask.key] and caught.value.state["request_state"]
+
+
+# -- padwan-ai's door ----------------------------------------------------------------------------
+
+
+async def test_a_session_pauses_and_a_session_on_the_same_store_answers(tmp_path: Path) -> None:
+    from tether import AgentSession
+    from tether.errors import RunPaused
+    from tether.mcp import McpStdio
+    from tether.stores import SQLiteStore
+    from tether.testing import Call, Reply, ScriptedTransport
+
+    env = {"ASKING_STATE_KEY": KEY}
+    book = Reply("Let me.", tool_calls=[Call("book", {"day": "friday"}, id="b1")])
+    async with SQLiteStore(tmp_path / "chat.db") as store:
+        server = McpStdio(sys.executable, [str(ASKING), "stdio"], env, name="asking")
+        first = AgentSession(
+            ScriptedTransport([book]), mcp_tools=[server], store=store, session_id="s"
+        )
+        async with first:
+            with pytest.raises(RunPaused) as caught:
+                await first.send("book friday")
+        (call,) = caught.value.pending
+        (ask,) = call.asks
+        assert ask.message == "Seats for friday?" and ask.server.endswith("asking.py stdio")
+        model = ScriptedTransport([Reply("Booked.")])
+        server = McpStdio(sys.executable, [str(ASKING), "stdio"], env, name="asking")
+        second = AgentSession(model, mcp_tools=[server], store=store, session_id="s")
+        async with second:
+            with pytest.raises(ValueError, match="leave out"):
+                await second.resume(answers={"b1": {}})
+            answer = await second.resume(answers={"b1": {ask.key: {"seat": "aisle", "count": 4}}})
+    assert answer == "Booked."
+    read = [r.text for m in model.requests[0].messages for r in m.tool_results]
+    assert read == ["booked friday: 4 aisle meal=True"]
