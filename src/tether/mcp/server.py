@@ -317,8 +317,9 @@ class McpServer:
     def _unanswered(self, what: str) -> str:
         return (
             f"{self.describe()} asked for the user's input during {what}, and nothing here "
-            "answers it: give the server on_elicit= to answer it in this process, or call it "
-            "in an agent's run, which pauses until Agent.resume(answers=) answers it"
+            "answers it: give the server on_elicit= to answer it in this process (an Agent's "
+            "run pauses on it instead, until Agent.resume(answers=) answers it; a durable run "
+            "cannot pause on it)"
         )
 
     def _changed(self) -> None:
