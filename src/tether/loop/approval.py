@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..events import PendingCall
-from ..jsonforms import elicitation_from_dict, elicitation_to_dict
 from ..messages import Message, ReasoningBlock, ToolResultBlock, ToolUseBlock
 from ..tools.needs_input import Answered, NeedsInput
 from ..types import Elicitation
@@ -114,6 +113,7 @@ def asked_message(
 ) -> Message:
     """What a run stores when calls wait for the user's input: the reply's other ``results``
     and the input record naming the calls ``asked``, their questions and state."""
+    from ..jsonforms import elicitation_to_dict  # noqa: PLC0415 - only when a run pauses so
     asks = {call.id: [elicitation_to_dict(a) for a in signal.asks] for call, signal in asked}
     state = {call.id: signal.state for call, signal in asked}
     record = _record(_ASKED, [call.id for call, _ in asked], asks=asks, state=state)
@@ -123,6 +123,8 @@ def asked_message(
 def _asking(record: ReasoningBlock) -> dict[str, Asking]:
     """The calls an input record names, with their questions and state (none, for one this
     tether cannot read)."""
+    from ..jsonforms import elicitation_from_dict  # noqa: PLC0415 - only for a paused history
+
     try:
         payload = json.loads(record.signature or "{}")
         asks, state = payload.get("asks", {}), payload.get("state", {})
