@@ -296,3 +296,46 @@ async def test_a_session_pauses_and_a_session_on_the_same_store_answers(tmp_path
     assert answer == "Booked."
     read = [r.text for m in model.requests[0].messages for r in m.tool_results]
     assert read == ["booked friday: 4 aisle meal=True"]
+
+
+# -- a server that misbehaves --------------------------------------------------------------------
+
+
+async def test_questions_past_the_caps_end_the_call_and_a_server_that_asks_again_pauses_again() -> (
+    None
+):
+    from tether import Agent
+    from tether.context import MemoryContextStore
+    from tether.errors import RunPaused
+    from tether.mcp import McpStdio
+    from tether.testing import Call, Reply, ScriptedTransport
+
+    calls = [
+        Call("crowd", {}, id="c1"),
+        Call("big_schema", {}, id="s1"),
+        Call("big_message", {}, id="m1"),
+        Call("endless", {}, id="e1"),
+    ]
+    model = ScriptedTransport([Reply(tool_calls=calls), Reply("Done.")])
+    async with McpStdio(sys.executable, [str(ASKING), "stdio"], name="asking") as server:
+        agent = Agent("You ask.", model, tools=[server])
+        context = MemoryContextStore()
+        with pytest.raises(RunPaused) as caught:
+            await agent.run("go", context)
+        results = {r.tool_use_id: r for m in await context.get_history() for r in m.tool_results}
+        assert (
+            results["c1"].is_error
+            and "asked 40 questions at once (at most 10)" in results["c1"].text
+        )
+        assert results["s1"].is_error and "schema of" in results["s1"].text
+        assert results["m1"].is_error and "200,000 characters" in results["m1"].text
+        (endless,) = caught.value.pending
+        for _ in range(3):  # asked again each time: paused again each time, nothing lost
+            (ask,) = endless.asks
+            with pytest.raises(RunPaused) as again:
+                await agent.resume(context, answers={"e1": {ask.key: {"name": "Ada"}}})
+            (endless,) = again.value.pending
+            assert endless.id == "e1" and endless.asks[0].message == "Your name, again?"
+        with pytest.raises(RunPaused):  # declined: this server asks again all the same
+            await agent.resume(context, answers={"e1": {ask.key: None}})
+        assert model.requests[1:] == []  # the model never saw a result it could not have
