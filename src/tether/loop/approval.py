@@ -114,6 +114,7 @@ def asked_message(
     """What a run stores when calls wait for the user's input: the reply's other ``results``
     and the input record naming the calls ``asked``, their questions and state."""
     from ..jsonforms import elicitation_to_dict  # noqa: PLC0415 - only when a run pauses so
+
     asks = {call.id: [elicitation_to_dict(a) for a in signal.asks] for call, signal in asked}
     state = {call.id: signal.state for call, signal in asked}
     record = _record(_ASKED, [call.id for call, _ in asked], asks=asks, state=state)
