@@ -231,7 +231,7 @@ class Run:
                         for i, block in enumerate(calls):
                             yield started(block)
                             results[i] = result = await dispatcher.execute(block)
-                            if not dispatcher.waiting or block.id not in dispatcher.waiting:
+                            if block.id not in dispatcher.waiting:  # type: ignore[operator]  # a run's: a dict
                                 yield finished(block, result)
                 except BaseException:  # whatever happens, every stored call gets a result
                     await self.transcript.interrupted(calls, results)
