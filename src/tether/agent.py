@@ -141,13 +141,14 @@ class Agent(AgentConfig):
         approve: Iterable[str] = (),
         deny: Mapping[str, str] | None = None,
         *,
+        answers: Mapping[str, Mapping[str, Any]] | None = None,
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
         output: Any = None,
     ) -> AgentStream:
         """``resume`` as a stream: the events of the decided calls (once they ran), then the
         run's."""
-        decisions = Decisions.of(approve, deny)
+        decisions = Decisions.of(approve, deny, answers)
         events, state = self._start(None, context, cancel, steering, output, decisions)
         return AgentStream(events, state)
 
@@ -157,18 +158,21 @@ class Agent(AgentConfig):
         approve: Iterable[str] = (),
         deny: Mapping[str, str] | None = None,
         *,
+        answers: Mapping[str, Mapping[str, Any]] | None = None,
         cancel: CancellationToken | None = None,
         steering: Steering | None = None,
         output: Any = None,
     ) -> Any:
         """Go on from a run that paused for approval, in this process or any other with the same
         store: the calls ids in ``approve`` run with the arguments stored with the model's reply,
-        those in ``deny`` get ``"Tool call denied: <reason>"``; then the run goes on as ``run``
-        does and returns the same. Only calls pending in the stored session can be decided, each
-        once (else ``ValueError``, nothing stored); a pending call neither approved nor denied
+        those in ``deny`` get ``"Tool call denied: <reason>"``; a call that waits for the user's
+        input (its ``PendingCall.asks``) runs again with ``answers[call id][question key]`` (a
+        dict, checked against the question's schema, or None to decline). Then the run goes on
+        as ``run`` does and returns the same. Only calls pending in the stored session can be
+        decided, each once (else ``ValueError``, nothing stored); a pending call left undecided
         keeps waiting (``RunPaused`` again, at once). Of two resumes at once, one gets the
         store's ``ConflictError`` before any call runs."""
-        decisions = Decisions.of(approve, deny)
+        decisions = Decisions.of(approve, deny, answers)
         events, state = self._start(None, context, cancel, steering, output, decisions)
         async for _ in events:
             pass

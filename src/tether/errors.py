@@ -236,15 +236,25 @@ class LimitExceeded(TetherError):
 
 
 class RunPaused(TetherError):
-    """The run stopped because tool calls wait for a person (``Agent(approval=...)``):
-    ``pending`` holds them (``PendingCall``s). They stay unanswered in the stored session until
-    ``agent.resume(context, approve=[...], deny={...})`` decides them, in any process."""
+    """The run stopped because tool calls wait for a person (``Agent(approval=...)``), or for
+    the user's input (a tool's server asked): ``pending`` holds them (``PendingCall``s; one
+    that waits for input has ``asks``). They stay unanswered in the stored session until
+    ``agent.resume(context, approve=[...], deny={...}, answers={...})`` decides them, in any
+    process."""
 
     def __init__(self, pending: Sequence[PendingCall]) -> None:
         self.pending: tuple[PendingCall, ...] = tuple(pending)
         calls = ", ".join(f"{call.name} ({call.id})" for call in self.pending)
+        asking = sum(1 for call in self.pending if call.asks)
+        what = (
+            "approval"
+            if not asking
+            else "the user's input"
+            if asking == len(self.pending)
+            else "approval or the user's input"
+        )
         super().__init__(
-            f"the run paused: {len(self.pending)} tool call(s) wait for approval: {calls}"
+            f"the run paused: {len(self.pending)} tool call(s) wait for {what}: {calls}"
         )
 
     def __reduce__(self) -> tuple[Any, ...]:

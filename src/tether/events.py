@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from .messages import Message, ToolResultContent
-from .types import StopReason, Usage
+from .types import Elicitation, StopReason, Usage
 
 __all__ = [
     "Compacted",
@@ -191,11 +191,14 @@ class Error:
 @dataclass(frozen=True, slots=True)
 class PendingCall:
     """A tool call that waits for a person's approval (``Agent(approval=...)``): its id, and
-    the name and arguments the model gave it, which are what runs if it is approved."""
+    the name and arguments the model gave it, which are what runs if it is approved. ``asks``
+    holds the questions of a call that waits for the user's input instead (its server asked,
+    and nothing in the process could answer): a resume's ``answers`` answer them."""
 
     id: str
     name: str
     input: Mapping[str, Any] = field(default_factory=dict)
+    asks: tuple[Elicitation, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
-from typing import Any
+from typing import Any, Literal
 
 from . import errors
 from .events import (
@@ -46,12 +46,14 @@ from .messages import (
     ToolUseBlock,
     text_message,
 )
-from .types import StopReason, Usage
+from .types import Elicitation, StopReason, Usage
 
 __all__ = [
     "block_from_dict",
     "block_to_dict",
     "dumps_messages",
+    "elicitation_from_dict",
+    "elicitation_to_dict",
     "event_from_dict",
     "event_to_dict",
     "exception_from_dict",
@@ -294,13 +296,46 @@ def exception_from_dict(d: Mapping[str, Any]) -> BaseException:
 
 
 def pending_to_dict(call: PendingCall) -> dict[str, Any]:
-    """A call that waits for approval as JSON data."""
-    return {"id": call.id, "name": call.name, "input": dict(call.input)}
+    """A call that waits for approval (or for the user's input) as JSON data."""
+    d: dict[str, Any] = {"id": call.id, "name": call.name, "input": dict(call.input)}
+    if call.asks:
+        d["asks"] = [elicitation_to_dict(ask) for ask in call.asks]
+    return d
 
 
 def pending_from_dict(d: Mapping[str, Any]) -> PendingCall:
     """Read back what ``pending_to_dict`` wrote."""
-    return PendingCall(d["id"], d["name"], d.get("input", {}))
+    asks = tuple(map(elicitation_from_dict, d.get("asks", ())))
+    return PendingCall(d["id"], d["name"], d.get("input", {}), asks)
+
+
+def elicitation_to_dict(ask: Elicitation) -> dict[str, Any]:
+    """A server's question to the user as JSON data."""
+    return {
+        "message": ask.message,
+        "schema": dict(ask.schema),
+        "server": ask.server,
+        "tool": ask.tool,
+        "arguments": None if ask.arguments is None else dict(ask.arguments),
+        "mode": ask.mode,
+        "url": ask.url,
+        "key": ask.key,
+    }
+
+
+def elicitation_from_dict(d: Mapping[str, Any]) -> Elicitation:
+    """Read back what ``elicitation_to_dict`` wrote."""
+    mode: Literal["form", "url"] = "url" if d.get("mode") == "url" else "form"
+    return Elicitation(
+        d["message"],
+        d.get("schema") or {},
+        d.get("server", ""),
+        d.get("tool"),
+        d.get("arguments"),
+        mode,
+        d.get("url"),
+        d.get("key"),
+    )
 
 
 # -- events ----------------------------------------------------------------------------------

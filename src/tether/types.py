@@ -1,4 +1,5 @@
-"""Plain value types shared by messages, events and transports: stop reasons, usage, tool specs."""
+"""Plain value types shared by messages, events and transports: stop reasons, usage, tool specs,
+and an ``Elicitation`` (a question a tool's server puts to the user)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-__all__ = ["StopReason", "ToolSpec", "Usage"]
+__all__ = ["Elicitation", "StopReason", "ToolSpec", "Usage"]
 
 
 class StopReason(StrEnum):
@@ -99,3 +100,28 @@ class ToolSpec:
     description: str
     schema: Mapping[str, Any]
     strict: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Elicitation:
+    """What a server asks: ``message`` for the user and, in ``"form"`` mode, ``schema`` (the
+    requested JSON Schema: a flat object of strings, numbers, booleans and enums); in
+    ``"url"`` mode ``url``, a page the user is to open (``schema`` is empty). ``server`` is the
+    server's label (its command line or URL, credentials left out); ``tool`` and ``arguments``
+    name the call that asked, when it is known. ``key`` is the server's name for the question
+    when a run paused for it: a resume's ``answers`` give each answer under its key."""
+
+    message: str
+    schema: Mapping[str, Any]
+    server: str
+    tool: str | None = None
+    arguments: Mapping[str, Any] | None = None
+    mode: Literal["form", "url"] = "form"
+    url: str | None = None
+    key: str | None = None
+
+    @property
+    def fields(self) -> Mapping[str, Any]:
+        """The fields asked for, by name (each a JSON Schema of one value)."""
+        properties = self.schema.get("properties")
+        return properties if isinstance(properties, Mapping) else {}

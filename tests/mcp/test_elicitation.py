@@ -20,6 +20,7 @@ from mcp_helpers import http_server
 from tether import AgentSession, McpStdio
 from tether.mcp import Elicitation, McpError, McpStreamable
 from tether.testing import Call, Reply, ScriptedTransport
+from tether.tools.needs_input import NeedsInput
 from waiting import until
 
 pytestmark = pytest.mark.timeout(60)
@@ -82,11 +83,9 @@ async def test_an_async_answerer_is_awaited_and_none_declines() -> None:
     assert result.is_error and "decline" in result.text
 
 
-async def test_without_an_answerer_the_server_is_told_and_the_error_names_on_elicit() -> None:
-    async with asking() as server:
-        with pytest.raises(
-            McpError, match=r"form elicitation capability.*give the server on_elicit="
-        ):
+async def test_without_an_answerer_the_call_raises_the_pause_and_names_on_elicit() -> None:
+    async with asking() as server:  # tests/mcp/test_elicitation_pause.py: a run pauses on it
+        with pytest.raises(NeedsInput, match=r"give the server on_elicit="):
             await server.call("book", {"day": "monday"})
 
 
@@ -163,15 +162,21 @@ async def test_a_stateless_era_question_over_http(asking_http: str) -> None:
 # -- the handshake era ---------------------------------------------------------------------------
 
 
-async def test_server_everything_asks_only_a_client_that_can_answer(everything: list[str]) -> None:
+async def test_server_everything_asks_and_a_client_without_an_answerer_says_so(
+    everything: list[str],
+) -> None:
     async with McpStdio(everything[0], everything[1:]) as server:
         mute = {t.name for t in await server.list_tools()}
+        unanswered = await server.call("trigger-elicitation-request", {})
+        echo = await server.call("echo", {"message": "still here"})
     answer = Answerer({"name": "Ada Lovelace", "check": True}, None)
     async with McpStdio(everything[0], everything[1:], on_elicit=answer) as server:
         offered = {t.name for t in await server.list_tools()}
         accepted = await server.call("trigger-elicitation-request", {})
         declined = await server.call("trigger-elicitation-request", {})
-    assert "trigger-elicitation-request" not in mute
+    assert "trigger-elicitation-request" in mute  # the client declares it, to pause a run
+    assert unanswered.is_error and "give the server on_elicit=" in unanswered.text
+    assert "still here" in echo.text
     assert "trigger-elicitation-request" in offered
     assert "- Name: Ada Lovelace" in accepted.text and "- Favorite Integer: 42" in accepted.text
     assert '"untitledSingleSelectEnum": "Monica"' in accepted.text  # a default, filled in
@@ -198,10 +203,11 @@ async def test_a_handshake_era_question_and_a_url(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "capabilities").read_text())["elicitation"] is not None
 
 
-async def test_the_capability_is_declared_only_with_an_answerer(tmp_path: Path) -> None:
+async def test_the_capability_is_declared_without_an_answerer_too(tmp_path: Path) -> None:
+    # A 2026-07-28 era question then pauses the run; a handshake-era one is declined.
     async with eliciting(tmp_path) as server:
         await server.ping()
-    assert "elicitation" not in json.loads((tmp_path / "capabilities").read_text())
+    assert json.loads((tmp_path / "capabilities").read_text())["elicitation"] is not None
 
 
 async def test_a_url_answered_with_fields_is_refused(tmp_path: Path) -> None:

@@ -175,7 +175,9 @@ async def test_a_task_asking_for_input_it_cannot_get_ends_with_an_error(
     command, markers = tasking
     async with McpStdio(command[0], command[1:]) as server:
         block = await server.call("ask", {})
-    assert block.is_error and "asked for input" in str(block.content), block.content
+    assert block.is_error and "input" in str(block.content) and "on_elicit" in str(block.content), (
+        block.content
+    )
     (created,) = _lines(markers, "created")
     assert _lines(markers, "cancelled") == [created.split()[0]]
 

@@ -140,9 +140,12 @@ async def run_resume(
     approve: Sequence[str],
     deny: Mapping[str, str],
     renderer: Renderer,
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> TurnOutcome:
-    """The paused turn on ``context`` gone on with the person's decisions, as ``run_turn``."""
-    return await watched(agent.resume_stream(context, approve=approve, deny=deny), renderer)
+    """The paused turn on ``context`` gone on with the person's decisions (and ``answers`` to
+    the questions of calls that wait for input), as ``run_turn``."""
+    stream = agent.resume_stream(context, approve=approve, deny=deny, answers=answers or None)
+    return await watched(stream, renderer)
 
 
 async def watched(stream: AgentStream, renderer: Renderer) -> TurnOutcome:

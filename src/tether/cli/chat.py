@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from rich.console import Console
 
@@ -51,6 +52,8 @@ HELP = """\
 PROMPT = "> "
 
 Decide: TypeAlias = Callable[[PendingCall], str | None]
+Answer: TypeAlias = Callable[[PendingCall], dict[str, Any]]
+"""Asks the person a waiting call's questions: the answers by question key (None: declined)."""
 """The person's word on a call waiting for approval: None to run it, else why not."""
 
 
@@ -103,6 +106,7 @@ class ChatSession:
     usage: Usage = ZERO_USAGE
     last: TurnOutcome | None = None
     decide: Decide | None = None
+    answer: Answer | None = None
     _recorder: _Recorder = field(init=False)
 
     def __post_init__(self) -> None:
@@ -131,22 +135,33 @@ class ChatSession:
         return await self._settle(paused)
 
     async def _settle(self, outcome: TurnOutcome) -> TurnOutcome:
-        """While calls wait for approval, ask the person (``decide``) and go on."""
-        while outcome.pending and self.decide is not None:
+        """While calls wait for approval or for the person's input, ask the person (``decide``,
+        ``answer``) and go on."""
+        while outcome.pending and self._can_ask(outcome.pending):
             approve: list[str] = []
             deny: dict[str, str] = {}
+            answers: dict[str, dict[str, Any]] = {}
             for call in outcome.pending:
-                refusal = self.decide(call)
+                if call.asks:
+                    answers[call.id] = self.answer(call)  # type: ignore[misc]
+                    continue
+                refusal = self.decide(call)  # type: ignore[misc]
                 if refusal is None:
                     approve.append(call.id)
                 else:
                     deny[call.id] = refusal
-            resume = run_resume(self.agent, self.context, approve, deny, self._recorder)
+            resume = run_resume(self.agent, self.context, approve, deny, self._recorder, answers)
             try:
                 outcome = self._count(await interruptible(resume))
             except Cancelled:
                 return self._recorder.last or TurnOutcome("", ZERO_USAGE, 0, 0.0, cancelled=True)
         return outcome
+
+    def _can_ask(self, calls: tuple[PendingCall, ...]) -> bool:
+        """Whether the person can be asked about every waiting call."""
+        asking = any(call.asks for call in calls)
+        approving = not all(call.asks for call in calls)
+        return not (asking and self.answer is None) and not (approving and self.decide is None)
 
     def _count(self, outcome: TurnOutcome) -> TurnOutcome:
         self.usage = self.usage + outcome.usage
@@ -209,6 +224,54 @@ def ask(info: Console) -> Decide:
     return decide
 
 
+def answer_on(info: Console) -> Answer:
+    """Ask the person, on the terminal, a waiting call's questions (each field in turn; an
+    empty line leaves it to its default)."""
+
+    def answer(call: PendingCall) -> dict[str, Any]:
+        shown = format_call(call.name, call.input, limit=None)
+        info.print(safe_text(f"{shown} asks for your input"), soft_wrap=True, highlight=False)
+        given: dict[str, Any] = {}
+        for ask in call.asks:
+            where = f" (open {ask.url})" if ask.mode == "url" and ask.url else ""
+            info.print(safe_text(ask.message + where), soft_wrap=True, highlight=False)
+            if input("answer it? [Y/n] ").strip().lower() in ("n", "no"):
+                given[ask.key or ""] = None
+                continue
+            given[ask.key or ""] = _fields(ask.fields)
+        return given
+
+    return answer
+
+
+def _fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Each field asked for, read from the terminal (checked against the schema on resume)."""
+    content: dict[str, Any] = {}
+    for name, given in fields.items():
+        spec = given if isinstance(given, Mapping) else {}
+        kind = spec.get("type", "string")
+        hint = "/".join(map(str, spec["enum"])) if isinstance(spec.get("enum"), list) else kind
+        default = f" [{json.dumps(spec['default'])}]" if "default" in spec else ""
+        raw = input(f"  {name} ({hint}){default}: ").strip()
+        if raw:
+            content[name] = _value(raw, kind)
+    return content
+
+
+def _value(raw: str, kind: Any) -> Any:
+    """``raw`` as a value of the JSON Schema type ``kind`` (as typed, if it is not one)."""
+    try:
+        if kind == "integer":
+            return int(raw)
+        if kind == "number":
+            return float(raw)
+    except ValueError:
+        return raw
+    if kind == "boolean":
+        return raw.lower() in ("y", "yes", "true", "1")
+    return raw
+
+
 def _enable_line_editing() -> None:
     with contextlib.suppress(ImportError):
         import readline  # noqa: F401, PLC0415 - input() uses it once imported
@@ -229,7 +292,9 @@ def command_chat(opts: argparse.Namespace, agent: Agent, out: Console, err: Cons
             except (OSError, sqlite3.Error) as exc:
                 raise CommandError.about(f"cannot open the session store {path}", exc) from exc
             renderer = showing_waits(make_renderer(opts, out), err, agent.transport)
-            session = ChatSession(agent, renderer, context, decide=ask(info))
+            session = ChatSession(
+                agent, renderer, context, decide=ask(info), answer=answer_on(info)
+            )
             return _chat(opts, session, runner, info, err)
         finally:
             runner.run(store.aclose())

@@ -20,6 +20,7 @@ from ..errors import ToolArgumentError
 from ..events import StreamEvent, ToolDispatch, ToolProgress, ToolResult
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..tools.guards import Deny, Guard, ToolCall, run_guards
+from ..tools.needs_input import NeedsInput
 from ..tools.progress import UsageSink, counting_to, reporting_to
 from ..tools.repair import ParsedArguments, failure_message
 from ..tools.results import (
@@ -81,7 +82,9 @@ class ToolDispatcher:
 
     ``chain`` is the middleware around each call (None: none); ``default_timeout`` applies to
     calls of tools without a ``timeout`` of their own; ``usage`` takes what the calls of tools
-    that report progress spent on models (``report_usage``) into the run's total.
+    that report progress spent on models (``report_usage``) into the run's total. ``waiting``
+    (a run's: None where nothing can pause) takes the calls that wait for the user's input
+    (``NeedsInput``), by id: the run pauses on them.
     """
 
     tools: Mapping[str, Tool]
@@ -95,6 +98,7 @@ class ToolDispatcher:
     run: RunRequest | None = None
     usage: UsageSink | None = None
     budget: RunBudget | None = None
+    waiting: dict[str, NeedsInput] | None = None
 
     def execute(self, block: ToolUseBlock) -> Awaitable[ToolResultBlock]:
         """One call, start to finish, through the middleware; never raises but on cancellation.
@@ -151,6 +155,8 @@ class ToolDispatcher:
             value = await self._invoke(tool, arguments)
         except Stopped:  # the run's token: the call is stopped with it
             return interrupted_result(block)
+        except NeedsInput as signal:
+            return self._asked(block, signal)
         except ToolArgumentError as exc:
             text = f"Error: {exception_message(exc)}. Call the tool again with corrected arguments."
             return ToolResultBlock(block.id, text, True)
@@ -162,6 +168,16 @@ class ToolDispatcher:
         except Exception as exc:
             return ToolResultBlock(block.id, self._error_text(tool, arguments, exc), True)
         return _as_result(block, value, f"tool '{tool.name}'")
+
+    def _asked(self, block: ToolUseBlock, signal: NeedsInput) -> ToolResultBlock:
+        """A call that waits for the user's input: noted for the run to pause on (its result
+        stands in until then, stored only if the run ends first), or, where nothing can pause,
+        an error result that says why."""
+        if self.waiting is None:
+            return ToolResultBlock(block.id, f"Error: {signal}", True)
+        self.waiting[block.id] = signal
+        text = f"Error: tool '{block.name}' asked for the user's input; the run ended first."
+        return ToolResultBlock(block.id, text, True)
 
     def _unknown(self, block: ToolUseBlock) -> ToolResultBlock:
         if self.unknown is not None:
@@ -415,7 +431,9 @@ async def _running(
                     raise outcome.exc
                 assert isinstance(outcome, ToolResultBlock)
                 results[tasks[task]] = outcome
-                yield finished(calls[tasks[task]], outcome)
+                call = calls[tasks[task]]
+                if not dispatcher.waiting or call.id not in dispatcher.waiting:
+                    yield finished(call, outcome)  # a call that waits for input has no result
     finally:
         if report is not None:
             report.cancel()

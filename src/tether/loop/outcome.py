@@ -27,8 +27,8 @@ class Outcome:
         self.output = output
 
     def pause(self, held: tuple[PendingCall, ...]) -> None:
-        """The run ends paused, waiting for ``held`` (after this iteration's other calls)."""
-        self.held, self.answer = held, StopReason.PAUSED
+        """The run ends paused, waiting for ``held`` too (after this iteration's other calls)."""
+        self.held, self.answer = (*self.held, *held), StopReason.PAUSED
 
     def settle(
         self, skipped: bool, reason: StopReason, state: RunState, retries: int

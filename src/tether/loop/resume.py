@@ -12,6 +12,7 @@ from typing import Protocol
 from ..context import load_context
 from ..events import StreamEvent
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..tools.needs_input import Answered
 from ..tools.results import interrupted_result
 from .approval import Decisions, Reopening, decision_message, reopening
 from .dispatch import finished
@@ -28,7 +29,11 @@ class Reopened(Protocol):
     paused reply, and run a resume's approved calls."""
 
     def resume_as(self, name: str) -> None: ...
-    def run_approved(self, calls: Sequence[ToolUseBlock]) -> Awaitable[None]: ...
+    def run_approved(
+        self,
+        calls: Sequence[ToolUseBlock],
+        answered: Sequence[tuple[ToolUseBlock, Answered]] = (),
+    ) -> Awaitable[None]: ...
 
 
 class Resume:
@@ -44,7 +49,7 @@ class Resume:
         """Store the decisions in one append (refused with ``ConflictError`` if another writer,
         a second resume say, wrote first); the denied calls' events. The approved calls run
         next (``ran``)."""
-        await transcript.store.append(decision_message(plan.approved, plan.denials))
+        await transcript.store.append(decision_message(plan.approved, plan.denials, plan.answered))
         if plan.denials:
             transcript.show(Message("user", plan.denials))
         self.decided += tuple(map(finished, plan.denied, plan.denials))
@@ -75,8 +80,9 @@ async def reopen(
 ) -> None:
     """Open the run's history: what its last reply left open and a resume's decisions checked
     (else ``ValueError``, nothing stored), calls left open answered as interrupted, decisions
-    stored and approved calls run (``run.run_approved``, as the agent that made the reply:
-    ``run.resume_as``), then the user's message, unless calls still wait (the run pauses)."""
+    stored and approved calls run, answered ones again with their answers
+    (``run.run_approved``, as the agent that made the reply: ``run.resume_as``), then the
+    user's message, unless calls still wait (the run pauses)."""
     opened = transcript.opened(await load_context(transcript.store))
     if opened is None and resume is None:
         if user_message is not None:
@@ -87,10 +93,10 @@ async def reopen(
         run.resume_as(opened.by)
     if plan.dangling:
         await transcript.append_results(list(map(interrupted_result, plan.dangling)))
-    if resume is not None and (plan.approved or plan.denied):
+    if resume is not None and (plan.approved or plan.denied or plan.answered):
         await resume.decide(plan, transcript)
-        if plan.approved:
-            await run.run_approved(plan.approved)
+        if plan.approved or plan.answered:
+            await run.run_approved(plan.approved, plan.answered)
     if plan.waiting:
         outcome.pause(plan.waiting)
     elif user_message is not None:

@@ -23,11 +23,12 @@ from ..events import (
     StreamEvent,
 )
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..tools.needs_input import Answered
 from ..tools.selector import read_tools
 from ..tools.tool import Tool
 from ..transports.base import CompletionTransport
 from ..types import StopReason, ToolSpec, Usage
-from .approval import Decisions, hold
+from .approval import Decisions, hold, pending_call
 from .call_start import call_start, interrupt, skip
 from .compact import compact
 from .config import AgentConfig
@@ -122,14 +123,24 @@ class Run:
             self.budget.start(self.cancel)
         return reopen(self.transcript, self.outcome, self.resume, user_message, self)
 
-    async def run_approved(self, calls: Sequence[ToolUseBlock]) -> None:
-        """Run a resume's approved calls as stored; each gets a result (it never runs again)."""
+    async def run_approved(
+        self,
+        calls: Sequence[ToolUseBlock],
+        answered: Sequence[tuple[ToolUseBlock, Answered]] = (),
+    ) -> None:
+        """Run a resume's approved calls as stored, and its ``answered`` ones again with their
+        answers; each gets a result (it never runs again), unless it asks again (the run
+        pauses again)."""
         dispatcher = self._dispatcher(offer(await read_tools(self.agent.tools))[0], 0)
         parallel = self.agent.execution == "parallel"
-        results = await self.transcript.run(dispatcher, calls, parallel)
-        await self._store_dispatched(dispatcher, results, calls)
+        every = [*calls, *(call for call, _ in answered)]
+        given = {call.id: answers for call, answers in answered}
+        results = await self.transcript.run(dispatcher, every, parallel, given)
+        asked = set(dispatcher.waiting or ())
+        await self._store_dispatched(dispatcher, results, every)
         assert self.resume is not None
-        self.resume.ran(calls, results)
+        ran = [(c, r) for c, r in zip(every, results, strict=True) if c.id not in asked]
+        self.resume.ran([c for c, _ in ran], [r for _, r in ran])
 
     def close(self, error: BaseException | None) -> list[StreamEvent]:
         """End the run: record how, and give its last events (``Error`` if failed, then the end)."""
@@ -145,6 +156,8 @@ class Run:
         if self.budget is not None:
             self.budget.stop()
         if reply is not None:
+            if type(exc) is StopAsyncIteration:  # the stream ended before its IterationEnd
+                exc = StreamContractError(_NO_END)
             try:
                 name = None if self.handoffs is None else self.agent.name
                 await self.transcript.keep(reply.reply.text(), name)
@@ -186,14 +199,12 @@ class Run:
                 watch = self.start.watching(self._dispatcher, table, iteration)
                 reply = replying = ReplyStream(self, sent, specs, iteration, watch)
                 try:  # the model's events, read here: no generator between the stream and the run
-                    event = await replying.next()
+                    event = await replying.next()  # a stream that ends here fails (``_failed``)
                     while type(event) is not IterationEnd:
                         replying.reply.add(event)
                         yield event
                         event = await replying.next()
                     await replying.finish(event)
-                except StopAsyncIteration:
-                    raise StreamContractError(_NO_END) from None
                 finally:
                     await replying.close()
                 reply = None
@@ -220,7 +231,8 @@ class Run:
                         for i, block in enumerate(calls):
                             yield started(block)
                             results[i] = result = await dispatcher.execute(block)
-                            yield finished(block, result)
+                            if block.id not in dispatcher.waiting:  # type: ignore[operator]  # a run's: a dict
+                                yield finished(block, result)
                 except BaseException:  # whatever happens, every stored call gets a result
                     await self.transcript.interrupted(calls, results)
                     raise
@@ -266,6 +278,7 @@ class Run:
                 usage=self.state.add_usage,
                 budget=self.budget,
             )
+            made.waiting = {}  # a call that waits for the user's input pauses the run
         made.iteration = iteration
         if made.unknown:
             made.unknown = []
@@ -314,9 +327,13 @@ class Run:
         results: list[ToolResultBlock | None],
         calls: Sequence[ToolUseBlock],
     ) -> None:
-        """Store the finished calls' results (a typed run notes the calls); a transfer goes on as
-        its agent; a limit passed or an unknown tool (per the agent) ends the run."""
-        await self.transcript.append_results([r for r in results if r is not None])
+        """Store the finished calls' results (a typed run notes the calls; calls that wait for
+        the user's input pause the run); a transfer goes on as its agent; a limit passed or an
+        unknown tool (per the agent) ends the run."""
+        if dispatcher.waiting:
+            await self._ask(dispatcher, results, calls)
+        else:
+            await self.transcript.append_results([r for r in results if r is not None])
         if self.outcome.output is not None:
             self.outcome.output.ran(calls)
         if self.handoffs is not None:
@@ -328,6 +345,22 @@ class Run:
         if dispatcher.unknown and self.agent.unknown_tool == "raise":
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
+
+    async def _ask(
+        self,
+        dispatcher: ToolDispatcher,
+        results: list[ToolResultBlock | None],
+        calls: Sequence[ToolUseBlock],
+    ) -> None:
+        """Store the other calls' results and the record of those that wait for the user's
+        input, in one append; the run ends paused (``RunPaused`` names their questions)."""
+        waiting, dispatcher.waiting = dispatcher.waiting or {}, {}
+        asked = [(call, waiting[call.id]) for call in calls if call.id in waiting]
+        kept = [
+            r for c, r in zip(calls, results, strict=True) if r is not None and c.id not in waiting
+        ]
+        await self.transcript.append_asked(kept, asked)
+        self.outcome.pause(tuple(pending_call(call, signal.asks) for call, signal in asked))
 
     def _become(self, agent: AgentConfig) -> None:
         """Go on as ``agent`` (a handoff's target): its prompt, model, tools and handoffs. The

@@ -6,13 +6,15 @@ asked to (a failed append ends the run, and with it this history)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
+from contextlib import nullcontext
 
 from ..base.interrupt import survive
 from ..context import ContextStore
 from ..messages import Message, ToolResultBlock, ToolUseBlock
+from ..tools.needs_input import Answered, NeedsInput, resuming
 from ..tools.results import interrupted_result
-from .approval import OpenCalls
+from .approval import OpenCalls, asked_message
 from .dispatch import ToolDispatcher, run_calls
 from .history_view import read_stored
 from .steps import model_view, unanswered
@@ -57,6 +59,17 @@ class Transcript:
         self.show(full)
         return self.store.append(full)
 
+    def append_asked(
+        self,
+        results: Sequence[ToolResultBlock],
+        asked: Sequence[tuple[ToolUseBlock, NeedsInput]],
+    ) -> Awaitable[None]:
+        """Store ``results`` and the record of the calls ``asked`` for the user's input, in one
+        append; the model's view gets the results only."""
+        if results:
+            self.show(Message("user", tuple(results)))
+        return self.store.append(asked_message(results, asked))
+
     async def keep(self, text: str, name: str | None) -> None:
         """A failed or cancelled reply keeps what the model already said (its text only)."""
         if text:
@@ -81,13 +94,36 @@ class Transcript:
         await survive(store())
 
     async def run(
-        self, dispatcher: ToolDispatcher, calls: Sequence[ToolUseBlock], parallel: bool
+        self,
+        dispatcher: ToolDispatcher,
+        calls: Sequence[ToolUseBlock],
+        parallel: bool,
+        answered: Mapping[str, Answered] | None = None,
     ) -> list[ToolResultBlock | None]:
-        """Run stored ``calls``: their results, or, if that fails, every call still answered."""
+        """Run stored ``calls`` (those ``answered`` again with their answers, all in order):
+        their results, or, if that fails, every call still answered."""
         results: list[ToolResultBlock | None] = [None] * len(calls)
         try:
-            await run_calls(dispatcher, calls, parallel, results)
+            if answered:
+                await _one_by_one(dispatcher, calls, answered, results)
+            else:
+                await run_calls(dispatcher, calls, parallel, results)
         except BaseException:
             await self.interrupted(calls, results)
             raise
         return results
+
+
+async def _one_by_one(
+    dispatcher: ToolDispatcher,
+    calls: Sequence[ToolUseBlock],
+    answered: Mapping[str, Answered],
+    results: list[ToolResultBlock | None],
+) -> None:
+    """Run ``calls`` in order, each answered one with its answers (``resuming``)."""
+    for i, call in enumerate(calls):
+        one: list[ToolResultBlock | None] = [None]
+        given = answered.get(call.id)
+        with nullcontext() if given is None else resuming(given):
+            await run_calls(dispatcher, [call], False, one)
+        results[i] = one[0]

@@ -3,11 +3,13 @@ and ``McpStreamable`` (over HTTP, logging in with ``OAuth`` where the server ask
 official SDK (the ``mcp`` extra, loaded on first use); a server's resources and prompts
 (``Resource``, ``ResourceTemplate``, ``Prompt``), the client's model for a server's sampling
 requests (``Sampling``) and ``on_elicit`` for a server that asks the user for input mid-call
-(``Elicitation``); and the other way round, ``serve_agent``: an agent's tools, and the agent
-itself, as an MCP server."""
+(``Elicitation``; without one, a call raises ``NeedsInput``, on which an agent's run pauses until
+``Agent.resume(answers=)``); and the other way round, ``serve_agent``: an agent's tools, and the
+agent itself, as an MCP server."""
 
 from __future__ import annotations
 
+from ..tools.needs_input import NeedsInput
 from .elicitation import Elicitation, OnElicit
 from .oauth import OAuth
 from .prompts import Prompt, PromptArgument
@@ -28,6 +30,7 @@ __all__ = [
     "McpStdio",
     "McpStreamable",
     "McpTool",
+    "NeedsInput",
     "OAuth",
     "OnElicit",
     "Prompt",

@@ -67,28 +67,33 @@ def _shape_problem(schema: Mapping[str, Any]) -> str | None:
     return None
 
 
-def accepted(elicitation: Elicitation, answer: object, who: str) -> dict[str, Any] | None:
+def accepted(
+    elicitation: Elicitation, answer: object, who: str, named: str | None = None
+) -> dict[str, Any] | None:
     """The content to send for the application's ``answer`` (None: declined), the schema's
-    defaults filled in; ``Unanswerable`` when it does not fit what was asked."""
+    defaults filled in; ``Unanswerable`` when it does not fit what was asked. ``named`` is
+    how the reasons name the answer (else as ``on_elicit``'s)."""
     if answer is None:
         return None
+    what = "on_elicit's answer" if named is None else named
     if not isinstance(answer, Mapping):
         raise Unanswerable(
-            "on_elicit must return a dict (to accept) or None (to decline), "
-            f"got {type(answer).__name__}"
+            ("on_elicit must return" if named is None else f"{named} must be")
+            + f" a dict (to accept) or None (to decline), got {type(answer).__name__}"
         )
     if elicitation.mode == "url":
         if answer:
             raise Unanswerable(
-                "on_elicit answered a url elicitation with fields: return {} to accept "
-                "(the user opened the page) or None to decline"
+                f"{'on_elicit' if named is None else named} answered a url elicitation with "
+                f"fields: {'return' if named is None else 'give'} {{}} to accept (the user "
+                "opened the page) or None to decline"
             )
         return {}
     fields = elicitation.fields
     unknown = sorted(str(name) for name in answer if name not in fields)
     if unknown:
         raise Unanswerable(
-            f"on_elicit's answer has fields {who} did not ask for: "
+            f"{what} has fields {who} did not ask for: "
             f"{', '.join(unknown)} (it asked for: {', '.join(fields) or 'nothing'})"
         )
     content = {
@@ -97,24 +102,24 @@ def accepted(elicitation: Elicitation, answer: object, who: str) -> dict[str, An
         if isinstance(spec, Mapping) and "default" in spec and name not in answer
     }
     content.update(answer)
-    _check_values(content)
-    _check_fit(elicitation, content, who)
+    _check_values(content, what)
+    _check_fit(elicitation, content, who, what)
     return content
 
 
-def _check_values(content: Mapping[str, Any]) -> None:
+def _check_values(content: Mapping[str, Any], what: str) -> None:
     for name, value in content.items():
         plain = isinstance(value, _VALUE_TYPES) or (
             isinstance(value, list) and all(isinstance(v, str) for v in value)
         )
         if not plain:
             raise Unanswerable(
-                f"on_elicit's answer gives {name!r} a {type(value).__name__}: a field takes a "
+                f"{what} gives {name!r} a {type(value).__name__}: a field takes a "
                 "string, a number, a boolean, a list of strings or None"
             )
 
 
-def _check_fit(elicitation: Elicitation, content: Mapping[str, Any], who: str) -> None:
+def _check_fit(elicitation: Elicitation, content: Mapping[str, Any], who: str, what: str) -> None:
     validators = importlib.import_module("jsonschema.validators")
     kind = validators.validator_for(elicitation.schema)
     validator = kind(elicitation.schema, format_checker=kind.FORMAT_CHECKER)
@@ -125,6 +130,4 @@ def _check_fit(elicitation: Elicitation, content: Mapping[str, Any], who: str) -
         f"{'.'.join(map(str, e.absolute_path)) or 'the answer'}: {e.message[:200]}"
         for e in errors[:_MAX_ERRORS]
     )
-    raise Unanswerable(
-        f"on_elicit's answer does not fit what {who} asked for ({said}); it was not sent"
-    )
+    raise Unanswerable(f"{what} does not fit what {who} asked for ({said}); it was not sent")

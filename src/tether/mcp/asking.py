@@ -23,7 +23,7 @@ from typing import Any, Literal
 from .answers import Unanswerable, accepted, checked_request
 from .elicitation import Elicitation, OnElicit
 
-__all__ = ["MAX_ASKS", "Asker", "AskingCall"]
+__all__ = ["MAX_ASKS", "Asker", "AskingCall", "read_request"]
 
 log = logging.getLogger("tether.mcp")
 
@@ -57,13 +57,16 @@ _STOPPED = object()
 
 class Asker:
     """Answers one server's elicitations through ``answer`` (``on_elicit``); ``label()`` is the
-    server's label for the application, ``who()`` the server in words for error messages."""
+    server's label for the application, ``who()`` the server in words for error messages.
+    Without an ``answer`` the client still offers to answer (a 2026-07-28 era question then
+    pauses the run: ``tether.mcp.pausing``), and a handshake-era question, which lives inside
+    the open call, is declined and fails its call with a reason that names ``on_elicit``."""
 
     __slots__ = ("_calls", "_loose", "_on_storm", "_one_at_a_time", "answer", "label", "who")
 
     def __init__(
         self,
-        answer: OnElicit,
+        answer: OnElicit | None,
         label: Callable[[], str],
         who: Callable[[], str],
         on_storm: Callable[[], None] | None = None,
@@ -131,6 +134,12 @@ class Asker:
                 log.warning("%s asked for input outside any tool call: refused", self.who())
                 return ErrorData(code=INVALID_REQUEST, message="no tool call is waiting for input")
             call = self._loose = self._loose or AskingCall(None, None)
+        if self.answer is None:
+            call.fail(
+                f"{self.who()} asked for the user's input in the middle of the call, and this "
+                "client cannot answer it: give the server on_elicit= to answer it in this process"
+            )
+            return ElicitResult(action="decline")
         try:
             elicitation = self._counted(call, params)
             answer = await self._asked(elicitation, call)
@@ -161,7 +170,8 @@ class Asker:
             raise Unanswerable(
                 f"{self.who()} asked for input more than {MAX_ASKS} times in one call"
             )
-        return checked_request(_read(params, self.label(), call), self.who())
+        asked = read_request(params, self.label(), call.tool, call.arguments)
+        return checked_request(asked, self.who())
 
     async def _asked(self, elicitation: Elicitation, call: AskingCall) -> Any:
         """The application's answer, or ``_STOPPED`` when the call ended first."""
@@ -179,6 +189,7 @@ class Asker:
         return _STOPPED
 
     async def _answered(self, elicitation: Elicitation) -> Any:
+        assert self.answer is not None  # a client without one declines first (``__call__``)
         if self._one_at_a_time is None:
             self._one_at_a_time = asyncio.Lock()
         async with self._one_at_a_time:
@@ -189,8 +200,14 @@ class Asker:
             return await answer if inspect.isawaitable(answer) else answer
 
 
-def _read(params: Any, label: str, call: AskingCall) -> Elicitation:
-    """The SDK's request parameters as an ``Elicitation``."""
+def read_request(
+    params: Any,
+    label: str,
+    tool: str | None,
+    arguments: Mapping[str, Any] | None,
+    key: str | None = None,
+) -> Elicitation:
+    """The SDK's request parameters as an ``Elicitation`` (of the call to ``tool``)."""
     mode: Literal["form", "url"] = "url" if getattr(params, "mode", "form") == "url" else "form"
     schema = getattr(params, "requested_schema", None)
     message = params.message if isinstance(params.message, str) else str(params.message)
@@ -198,10 +215,11 @@ def _read(params: Any, label: str, call: AskingCall) -> Elicitation:
         message=message,
         schema=schema if isinstance(schema, Mapping) else {},
         server=label,
-        tool=call.tool,
-        arguments=call.arguments,
+        tool=tool,
+        arguments=arguments,
         mode=mode,
         url=getattr(params, "url", None) if mode == "url" else None,
+        key=key,
     )
 
 

@@ -16,6 +16,7 @@ import logging
 import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 from typing import Any, Self
 
 from ..base.interrupt import Overrun, within
@@ -23,6 +24,7 @@ from ..errors import TetherError
 from ..messages import ToolResultBlock
 from ..tools.progress import ProgressSink, progress_sink
 from ..tools.tool import Tool
+from .answers import Unanswerable
 from .asking import Asker
 from .catalog import ToolCatalog
 from .connection import Connection, first_cause
@@ -31,6 +33,7 @@ from .deferral import checked_threshold, deferred_past
 from .elicitation import OnElicit
 from .library import ServerLibrary
 from .listing import Listing, read_listing
+from .pausing import input_required, needs_input, pausable_call, seeded
 from .prefix import checked_name_prefix, prefix_of
 from .prompts import Prompt
 from .redact import scrub
@@ -49,6 +52,11 @@ _MAX_PAGES = 100  # tools/list pages read from one server
 _MAX_TOOLS = 1_000
 _MAX_PROGRESS_MESSAGE = 500  # characters of a progress message kept
 _CONNECTION_CLOSED = -32000
+_STALE_STATE = (
+    "The call went on from the state it paused with, and the server no longer takes that state "
+    "back: a server keeps it only within its ttl and under its key (one of its process's own, "
+    "unless the server is given a key to share)."
+)
 _MISSING_CAPABILITY = -32021  # the 2026 era's "the client did not declare what I need"
 _REQUEST_TIMEOUT = -32001
 # What the SDK's HTTP transport says when the server refused a request outright (an expired
@@ -284,27 +292,72 @@ class McpServer:
     ) -> ToolResultBlock:
         """Call tool ``name`` (its progress notifications to ``progress``, and a task's status
         when the server answers with one, ``tasks.py``); the server's own error results come
-        back as error results, a failure to get any answer raises ``McpError``."""
+        back as error results, a failure to get any answer raises ``McpError``. A server that
+        asks the user for input with no ``on_elicit`` to answer raises ``NeedsInput`` (a run
+        pauses on it; ``Agent.resume``'s answers come back here)."""
         client = await self._live()
+        callback = None if progress is None else _forwarding(progress)
+        asker, seed, what = self._asker, seeded(), f"the call to {name!r}"
+        args = dict(arguments)
+        send = self._sender(client, name, args, callback, seed)
         request = call_tool(
-            client,
-            name,
-            dict(arguments),
-            progress,
-            None if progress is None else _forwarding(progress),
-            required=name in self._tasked,
+            client, name, args, progress, callback, required=name in self._tasked, send=send
         )
-        what = f"the call to {name!r}"
-        if self._asker is None:
-            result = await self._guarded(request, what)
-        else:
-            result, failure = await self._asker.run(
-                name, arguments, request, lambda r: self._guarded(r, what)
-            )
-            if failure is not None:
-                said = scrub(f"{what} was stopped: {failure}", self._secrets())
-                return ToolResultBlock("mcp", said, True)
+        try:
+            if asker is None:
+                result = await self._guarded(request, what)
+            else:
+                result, failure = await asker.run(
+                    name, arguments, request, lambda r: self._guarded(r, what)
+                )
+                if failure is not None:
+                    return self._stopped(what, failure)
+        except McpError as exc:
+            if seed and "requestState" in str(exc):
+                raise McpError(f"{exc}\n{_STALE_STATE}") from None
+            raise
+        if input_required(result):
+            return self._paused(result, name, arguments, what)
         return ToolResultBlock("mcp", result_content(result), bool(result.is_error))
+
+    def _sender(
+        self, client: Any, name: str, args: dict[str, Any], callback: Any, seed: dict[str, Any]
+    ) -> Callable[[], Awaitable[Any]]:
+        """How the call is sent: as the client's own call when an answerer is at hand (or a
+        resumed call carries its answers), else on the session, so that a question pauses."""
+        if self._asker is None or self._asker.answer is not None:
+            return partial(client.call_tool, name, args, progress_callback=callback, **seed)
+        return partial(pausable_call, client, name, args, callback, seed)
+
+    def _paused(
+        self, result: Any, name: str, arguments: Mapping[str, Any], what: str
+    ) -> ToolResultBlock:
+        """Raise the pause an input-required ``result`` asks for (``NeedsInput``); the call's
+        error result when its questions are past the caps."""
+        try:
+            raise needs_input(
+                result,
+                name,
+                arguments,
+                self.label,
+                self.describe(),
+                lambda: self._unanswered(what),
+            )
+        except Unanswerable as exc:
+            return self._stopped(what, str(exc))
+
+    def _stopped(self, what: str, failure: str) -> ToolResultBlock:
+        return ToolResultBlock(
+            "mcp", scrub(f"{what} was stopped: {failure}", self._secrets()), True
+        )
+
+    def _unanswered(self, what: str) -> str:
+        return (
+            f"{self.describe()} asked for the user's input during {what}, and nothing here "
+            "answers it: give the server on_elicit= to answer it in this process (an Agent's "
+            "run pauses on it instead, until Agent.resume(answers=) answers it; a durable run "
+            "cannot pause on it)"
+        )
 
     def _changed(self) -> None:
         self._catalog.invalidate()
@@ -493,10 +546,9 @@ class McpServer:
             self._named_itself(name)
         return client
 
-    def _answerer(self) -> Asker | None:
-        """What answers this server's elicitations on the next connection (None: nothing)."""
-        if self.on_elicit is None:
-            return None
+    def _answerer(self) -> Asker:
+        """What answers this server's elicitations on the next connection (without
+        ``on_elicit``, a 2026-07-28 era question pauses the run: ``tether.mcp.pausing``)."""
         return Asker(self.on_elicit, lambda: self.label, self.describe, self._lose)
 
     def _said(self, message: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,11 +104,13 @@ async def call_tool(
     forward: Any,
     *,
     required: bool = False,
+    send: Callable[[], Awaitable[Any]] | None = None,
 ) -> Any:
     """``tools/call`` of ``name`` through ``client`` (the SDK's ``Client``) to its
     ``CallToolResult``, following the task it is answered with; ``forward`` is the SDK's
-    progress callback, ``required``: the tool is listed as callable only as a task. A call whose
-    record holds a task of this tool follows that task and calls nothing."""
+    progress callback, ``required``: the tool is listed as callable only as a task, ``send``:
+    how the call is sent when not as the client's plain ``call_tool``. A call whose record
+    holds a task of this tool follows that task and calls nothing."""
     watch = _Watch(name, progress, call_record())
     recalled = _recalled(watch)
     if recalled is not None:
@@ -117,9 +119,26 @@ async def call_tool(
         return await _call_as_task(client, name, arguments, forward, watch)
     token = _WATCH.set(watch)
     try:
+        if send is not None:
+            return await send()
         return await client.call_tool(name, arguments, progress_callback=forward)
     finally:
         _WATCH.reset(token)
+
+
+async def follow_claimed(client: Any, name: str, created: Any) -> Any:
+    """A task answer the SDK's session gave back unresolved (a call sent on the session
+    itself, as a pausable one is), followed to its ``CallToolResult`` as the extension's claim
+    would have been."""
+    return await _resolve(created, _Claimed(client.session, name))
+
+
+@dataclass(frozen=True, slots=True)
+class _Claimed:
+    """What ``_resolve`` reads of the SDK's claim context."""
+
+    session: Any
+    tool_name: str
 
 
 def _modern(client: Any) -> bool:

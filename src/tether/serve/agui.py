@@ -31,6 +31,7 @@ from ..events import (
     ToolResult,
     ToolUseStart,
 )
+from ..jsonforms import pending_to_dict
 from ..messages import ToolResultBlock
 from ..tools.results import describe_exception
 from ..transports.base import Phase
@@ -64,7 +65,25 @@ def usage_of(usage: Usage, model: str | None) -> list[dict[str, Any]]:
 
 def interrupt(call: PendingCall) -> dict[str, Any]:
     """The AG-UI interrupt of a call waiting for approval: answered by a resume entry whose
-    ``interruptId`` is the call's id."""
+    ``interruptId`` is the call's id (for a call that waits for the user's input, with
+    ``payload.answers``: each question's key to its fields, or null to decline)."""
+    if call.asks:
+        return {
+            "id": call.id,
+            "reason": "input_required",
+            "toolCallId": call.id,
+            "message": "\n".join(ask.message for ask in call.asks),
+            "responseSchema": {
+                "type": "object",
+                "properties": {
+                    "answers": {
+                        "type": "object",
+                        "properties": {ask.key or "": dict(ask.schema) for ask in call.asks},
+                    }
+                },
+                "required": ["answers"],
+            },
+        }
     return {
         "id": call.id,
         "reason": "tool_approval",
@@ -267,7 +286,7 @@ class RunEvents:
             ]
         finished: Event = {"type": "RUN_FINISHED", **ids, "usage": usage}
         if end.stop_reason is StopReason.PAUSED and end.pending:
-            calls = [{"id": c.id, "name": c.name, "input": dict(c.input)} for c in end.pending]
+            calls = [pending_to_dict(c) for c in end.pending]
             finished["outcome"] = {
                 "type": "interrupt",
                 "interrupts": [interrupt(c) for c in end.pending],

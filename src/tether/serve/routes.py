@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..agent import Agent
 from ..context import ContextStore, new_session_id
+from ..jsonforms import pending_to_dict
 from ..loop import AgentStream, CancellationToken, pending
 from ..messages import Message
 from ..stores.base import SessionInfo, SessionStore, check_session_id
@@ -96,7 +97,7 @@ class Server:
         history = await self.store.history_of(session_id)  # reading makes no session
         limit = self.limits.max_shown
         first = max(0, len(history) - limit)
-        waiting = [{"id": c.id, "name": c.name, "input": dict(c.input)} for c in pending(history)]
+        waiting = [pending_to_dict(c) for c in pending(history)]
         return JSONResponse(
             {
                 "id": session_id,
@@ -145,14 +146,22 @@ class Server:
         """Refuse what the engine would not take, before anything is stored (opening a session
         creates it): a new message while calls wait for a decision, a decision on a call that
         does not wait (on a new thread, none does)."""
-        waiting = {call.id for call in pending(await self._view(session_id))}
+        calls = pending(await self._view(session_id))
+        waiting = {call.id for call in calls}
         if asked.message is not None and waiting:
             names = ", ".join(sorted(waiting))
             raise Refused(409, f"calls wait for approval ({names}): approve or deny them first")
-        decided = set(asked.approve) | set(asked.deny)
+        decided = set(asked.approve) | set(asked.deny) | set(asked.answers)
         if asked.message is None and not decided <= waiting:
             unknown = ", ".join(sorted(decided - waiting))
             raise Refused(409, f"no call waiting for approval has the id {unknown}")
+        asking = {call.id for call in calls if call.asks}
+        if asking & (set(asked.approve) | set(asked.deny)) or set(asked.answers) - asking:
+            raise Refused(
+                409,
+                "a call that waits for the user's input takes answers (payload.answers), "
+                "and only such a call does",
+            )
 
     async def _view(self, session_id: str) -> list[Message]:
         """The session's messages from where the model's view begins, read without creating
@@ -166,7 +175,9 @@ class Server:
     ) -> AgentStream:
         if asked.message is not None:
             return self.agent.run_stream(asked.message, context, cancel=token)
-        return self.agent.resume_stream(context, asked.approve, asked.deny, cancel=token)
+        return self.agent.resume_stream(
+            context, asked.approve, asked.deny, answers=asked.answers or None, cancel=token
+        )
 
 
 def _checked(session_id: str) -> str:

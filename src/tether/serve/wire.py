@@ -33,7 +33,9 @@ class Refused(Exception):
 
 @dataclass(frozen=True, slots=True)
 class RunAsked:
-    """A run asked for: a new user message, or decisions on calls waiting for approval."""
+    """A run asked for: a new user message, or decisions on calls waiting for approval, and
+    ``answers`` to the questions of calls waiting for the user's input (by call id, then by
+    question key)."""
 
     thread_id: str | None
     run_id: str | None
@@ -41,6 +43,7 @@ class RunAsked:
     approve: tuple[str, ...] = ()
     deny: dict[str, str] = field(default_factory=dict)
     cancel_on_disconnect: bool = False
+    answers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 async def json_body(request: Request, limits: ServeLimits) -> Any:
@@ -75,8 +78,8 @@ def run_input(body: Any, limits: ServeLimits) -> RunAsked:
     leave = isinstance(props, dict) and props.get("cancelOnDisconnect") is True
     resume = body.get("resume")
     if resume:
-        approve, deny = _decisions(resume)
-        return RunAsked(thread, run, None, approve, deny, leave)
+        approve, deny, answers = _decisions(resume)
+        return RunAsked(thread, run, None, approve, deny, leave, answers)
     return RunAsked(thread, run, _last_user_text(body.get("messages"), limits), (), {}, leave)
 
 
@@ -115,18 +118,27 @@ def _text(content: Any) -> str:
     raise Refused(400, "a message's content must be text or a list of text parts")
 
 
-def _decisions(resume: Any) -> tuple[tuple[str, ...], dict[str, str]]:
-    """Resume entries as the calls approved and those denied (with the reason given)."""
+def _decisions(
+    resume: Any,
+) -> tuple[tuple[str, ...], dict[str, str], dict[str, dict[str, Any]]]:
+    """Resume entries as the calls approved, those denied (with the reason given), and the
+    answers to calls that wait for input (a resolved entry whose payload has ``answers``)."""
     if not isinstance(resume, list):
         raise Refused(400, "resume must be a list of AG-UI resume entries")
     approve: list[str] = []
     deny: dict[str, str] = {}
+    answers: dict[str, dict[str, Any]] = {}
     for entry in resume:
         call = entry.get("interruptId") if isinstance(entry, dict) else None
         if not isinstance(call, str) or not call or call in deny or call in approve:
             raise Refused(400, "each resume entry needs an interruptId of its own (a call's id)")
+        if call in answers:
+            raise Refused(400, "each resume entry needs an interruptId of its own (a call's id)")
         payload = entry.get("payload")
         payload = payload if isinstance(payload, dict) else {}
+        if entry.get("status") == "resolved" and "answers" in payload:
+            answers[call] = _answers(payload["answers"])
+            continue
         if entry.get("status") == "resolved" and payload.get("approved") is True:
             approve.append(call)
             continue
@@ -134,4 +146,17 @@ def _decisions(resume: Any) -> tuple[tuple[str, ...], dict[str, str]]:
         deny[call] = reason if isinstance(reason, str) and reason else "denied by the user"
         if len(deny[call]) > 2000:
             raise Refused(413, "a reason is over 2000 characters")
-    return tuple(approve), deny
+    return tuple(approve), deny, answers
+
+
+def _answers(given: Any) -> dict[str, Any]:
+    """A resume entry's answers: each question's key to an object of fields, or null to
+    decline it (checked against the question by the run, before anything is stored)."""
+    if not isinstance(given, dict) or not all(
+        isinstance(key, str) and (answer is None or isinstance(answer, dict))
+        for key, answer in given.items()
+    ):
+        raise Refused(
+            400, "payload.answers maps each question's key to an object of fields, or null"
+        )
+    return given

@@ -47,7 +47,8 @@ T = TypeVar("T")
 
 ToolErrorFormatter = Callable[[Tool, Mapping[str, Any], BaseException], str]
 _UNBOUNDED = sys.maxsize
-Decided: TypeAlias = tuple[tuple[str, ...], dict[str, str]]  # approved ids, denied ids: reasons
+# approved ids, denied ids: reasons, answers by call id (to questions by key)
+Decided: TypeAlias = tuple[tuple[str, ...], dict[str, str], Mapping[str, Mapping[str, Any]]]
 
 
 class AgentSession(SessionLibrary):
@@ -348,12 +349,18 @@ class AgentSession(SessionLibrary):
     # -- the run ----------------------------------------------------------------------------------
 
     async def resume(
-        self, approve: Iterable[str] = (), deny: Mapping[str, str] | None = None
+        self,
+        approve: Iterable[str] = (),
+        deny: Mapping[str, str] | None = None,
+        *,
+        answers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> str:
-        """Go on from a ``send`` that paused for approval (``RunPaused``), in this process or
-        any other on the same store: the calls in ``approve`` run with their stored arguments,
-        those in ``deny`` get "Tool call denied: <reason>"; the answer, as ``send`` gives it."""
-        return await self._answer(None, decisions=(tuple(approve), dict(deny or {})))
+        """Go on from a ``send`` that paused (``RunPaused``), in this process or any other on
+        the same store: the calls in ``approve`` run with their stored arguments, those in
+        ``deny`` get "Tool call denied: <reason>", a call that waits for the user's input runs
+        again with ``answers[call id][question key]`` (a dict, or None to decline; as
+        ``Agent.resume``); the answer, as ``send`` gives it."""
+        return await self._answer(None, decisions=(tuple(approve), dict(deny or {}), answers or {}))
 
     async def _answer(
         self,
@@ -447,8 +454,10 @@ class AgentSession(SessionLibrary):
     ) -> AgentStream:
         if decisions is None:
             return self._agent.run_stream(user_input, self._context, output=output)
-        approve, deny = decisions
-        return self._agent.resume_stream(self._context, approve, deny, output=output)
+        approve, deny, answers = decisions
+        return self._agent.resume_stream(
+            self._context, approve, deny, answers=answers or None, output=output
+        )
 
     def _approve_early(self, blocks: list[ToolUseBlock]) -> None:
         assert self._hooks is not None

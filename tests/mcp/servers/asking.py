@@ -6,14 +6,21 @@ PORT]
 Tools: ``book`` (asks for seating preferences through ``Resolve``; answers what it got),
 ``endless`` (asks again every round, never done), ``crowd`` (asks 40 questions in one round),
 ``big_schema`` (asks with a schema of 5,000 properties), ``big_message`` (asks with a message of
-200,000 characters), ``say`` (asks with a message from its argument and no fields)."""
+200,000 characters), ``say`` (asks with a message from its argument and no fields).
+
+With ``ASKING_STATE_KEY`` set, the request state is sealed with that key (as servers that run
+in several processes share one), so another process of this server takes it back; without it,
+with a key of the process's own. With ``ASKING_LOG`` set, each booking is also written there,
+one line each."""
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context, MCPServer, Resolve
+from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity, Resolve
 from mcp.server.mcpserver.resolve import Elicit
 from mcp_types import (
     CallToolResult,
@@ -24,7 +31,12 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
-server = MCPServer("asking", version="1.0.0")
+_KEY = os.environ.get("ASKING_STATE_KEY")
+server = MCPServer(
+    "asking",
+    version="1.0.0",
+    request_state_security=None if _KEY is None else RequestStateSecurity(keys=[_KEY]),
+)
 
 
 class Seat(BaseModel):
@@ -42,7 +54,12 @@ def ask_seat(day: str) -> Elicit[Seat]:
 @server.tool()
 def book(day: str, seat: Annotated[Seat, Resolve(ask_seat)]) -> str:
     """Book seats for ``day``; asks the user how."""
-    return f"booked {day}: {seat.count} {seat.seat} meal={seat.meal}"
+    said = f"booked {day}: {seat.count} {seat.seat} meal={seat.meal}"
+    log = os.environ.get("ASKING_LOG")
+    if log:
+        with Path(log).open("a") as out:
+            out.write(said + "\n")
+    return said
 
 
 def _asking(message: str, schema: dict[str, object], count: int = 1) -> InputRequiredResult:
