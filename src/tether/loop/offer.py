@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..messages import Message
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Offer"]
 
+_DEFERRED = attrgetter("deferred")
 _NONE_YET: dict[str, Tool] = {}  # never handed out: ``built`` replaces it before any read
 
 
@@ -46,11 +48,9 @@ class Offer:
     ) -> list[Tool]:
         """This iteration's tools: ``agent``'s (sources read again, then trimmed by its
         selector, which sees ``history``) and ``extra`` (transfer tools)."""
-        tools = only_tools(agent.tools)  # no source to ask: no await
+        tools = only_tools(agent.tools)  # no source to ask and none deferred: no await
         if tools is None or agent.selector is not None:
             tools = await self._listed(agent, history)
-        if agent.selector is None and any(t.deferred for t in tools):
-            tools = await self._searched(history, tools)
         return [*tools, *extra] if extra else tools
 
     async def _searched(self, history: Sequence[Message], tools: list[Tool]) -> list[Tool]:
@@ -68,7 +68,8 @@ class Offer:
         return self.table, self.specs
 
     async def _listed(self, agent: AgentConfig, history: Sequence[Message]) -> list[Tool]:
-        """The tools of sources read again, then trimmed by the selector."""
+        """The tools of sources read again, then trimmed by the selector (or, with none, the
+        deferred ones put behind a search)."""
         tools = only_tools(agent.tools)
         if tools is None:
             if self.listings is None:
@@ -76,4 +77,6 @@ class Offer:
             tools = await read_tools(agent.tools, self.listings)
         if agent.selector is not None:
             tools = list(await agent.selector.select(history, tools))
+        elif any(map(_DEFERRED, tools)):
+            tools = await self._searched(history, tools)
         return tools

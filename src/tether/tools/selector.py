@@ -74,9 +74,10 @@ def _as_item(item: Any, index: int, local_ns: Mapping[str, Any]) -> Tool | ToolS
 
 
 def only_tools(items: Sequence[Tool | ToolSource]) -> list[Tool] | None:
-    """``items`` as a list when every one is a ``Tool`` (no source to ask); None otherwise."""
+    """``items`` as a list when every one is a ``Tool`` (no source to ask) and none is deferred
+    (nothing to search for); None otherwise."""
     for item in items:
-        if type(item) is not Tool and not isinstance(item, Tool):
+        if (type(item) is not Tool and not isinstance(item, Tool)) or item.deferred:
             return None
     return list(items)  # type: ignore[arg-type]
 
