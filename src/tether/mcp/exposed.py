@@ -9,6 +9,7 @@ from typing import Any
 
 from ..messages import ImageBlock, TextBlock, ToolResultBlock
 from ..tools.tool import Tool
+from .outputs import output_schema
 
 __all__ = ["ASK", "ask_definition", "call_result", "definition", "error_result", "needs_approval"]
 
@@ -42,8 +43,9 @@ def needs_approval(approval: object, name: str, arguments: Mapping[str, Any]) ->
 
 
 def definition(tool: Tool, approval: object) -> Any:
-    """``tool`` as an MCP tool definition: its schema, and as hints, destructive when a call
-    may wait for approval and idempotent when the tool says so."""
+    """``tool`` as an MCP tool definition: its schema, the schema of what it returns when that is
+    an object, and as hints, destructive when a call may wait for approval and idempotent when
+    the tool says so."""
     import mcp_types as types  # noqa: PLC0415 - the SDK, on first use
 
     destructive = may_need_approval(approval, tool.name)
@@ -57,6 +59,7 @@ def definition(tool: Tool, approval: object) -> Any:
         name=tool.name,
         description=tool.description or None,
         input_schema=dict(tool.schema or {"type": "object"}),
+        output_schema=output_schema(tool),
         annotations=hints,
     )
 

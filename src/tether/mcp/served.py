@@ -39,6 +39,7 @@ from .approving import (
     ticket_of,
 )
 from .exposed import ASK, ask_definition, call_result, definition, error_result, needs_approval
+from .outputs import output_schema, with_structure
 
 __all__ = ["AgentServer", "ServedAgent", "ServedRun", "opened", "progress_line", "serve_agent"]
 
@@ -185,7 +186,8 @@ class AgentServer:
             from mcp import MCPError  # noqa: PLC0415
 
             raise MCPError(_INVALID_PARAMS, f"Unknown tool: {name!r}")
-        return await self._dispatch(ctx, params, name, arguments)
+        result = await self._dispatch(ctx, params, name, arguments)
+        return with_structure(result, output_schema(tools[name]))
 
     async def _dispatch(
         self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any]
