@@ -699,6 +699,32 @@ def test_tether_mcp_login_as_a_user_runs_it(server: OAuthServer, tmp_path: Path)
     assert logout.returncode == 0 and "logged out" in out and not path.exists()
 
 
+def test_tether_mcp_login_with_a_client_metadata_document(tmp_path: Path) -> None:
+    document = "https://tether.example/oauth/client.json"
+    path = tmp_path / "tokens.json"
+    for cimd in _start("--cimd", document):
+        proc = tether(
+            "mcp", "login", cimd.url, "--token-file", str(path), "--no-browser",
+            "--client-metadata-url", document,
+        )  # fmt: skip
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            while line and not line.startswith("http"):
+                line = proc.stdout.readline()
+            assert parse_qs(urlsplit(line.strip()).query)["client_id"] == [document], line
+            httpx.get(line.strip(), follow_redirects=True, timeout=10)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        assert proc.returncode == 0, err
+        assert f"tokens kept in {path}" in out
+        assert "POST /register" not in cimd.paths("as")
+    bad = tether("mcp", "login", "http://127.0.0.1:9/mcp", "--client-metadata-url", "http://x/")
+    _, err = bad.communicate(timeout=30)
+    assert bad.returncode == 2 and "https URL with a path" in err
+
+
 def test_tether_mcp_login_reports_a_bad_url_as_a_usage_error() -> None:
     proc = tether("mcp", "login", "ftp://example.com/mcp")
     _, err = proc.communicate(timeout=30)

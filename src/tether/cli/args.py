@@ -397,6 +397,12 @@ def _mcp_options(commands: Any) -> None:
     _token_file(login)
     login.add_argument("--client-id", metavar="ID", help="a client registered beforehand")
     login.add_argument(
+        "--client-metadata-url",
+        metavar="URL",
+        help="an https address of a client ID metadata document describing this client: its "
+        "client id where the authorization server takes such documents (no registration)",
+    )
+    login.add_argument(
         "--authorization-server",
         metavar="URL",
         help="the only authorization server the MCP server may send you to",

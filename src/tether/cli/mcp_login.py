@@ -33,6 +33,7 @@ def command_mcp(opts: argparse.Namespace, out: Console, err: Console) -> int:
             client_secret=secret if getattr(opts, "client_id", None) else None,
             token_file=opts.token_file,
             authorization_server=getattr(opts, "authorization_server", None),
+            client_metadata_url=getattr(opts, "client_metadata_url", None),
         )
         label = McpStreamable(opts.url, auth=auth).label
     except ValueError as exc:
