@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tether import Agent, Tool, tool
-from tether.mcp import Elicitation, NeedsInput
-from tether.messages import ImageBlock, TextBlock
+from tether.mcp import Elicitation, McpTool, NeedsInput
+from tether.messages import ImageBlock
 from tether.testing import Reply, ScriptedTransport
 from tether.tools.needs_input import resumed
 from tether.tools.progress import report_progress
@@ -36,10 +36,56 @@ def test_image_content() -> list[ImageBlock]:
     return [ImageBlock.from_bytes("image/png", PNG)]
 
 
-@tool
-def test_multiple_content_types() -> list[TextBlock | ImageBlock]:
-    """Return text and an image (the suite also asks for an embedded resource)."""
-    return [TextBlock("Multiple content types test:"), ImageBlock.from_bytes("image/png", PNG)]
+# a WAV file with no samples: the header alone
+WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
+NO_ARGUMENTS = {"type": "object", "properties": {}}
+
+
+def _content(*items: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A handler whose result is MCP content as it is (served to an MCP client as it is)."""
+    return lambda args: {"content": list(items)}
+
+
+test_multiple_content_types = McpTool(
+    "test_multiple_content_types",
+    "Return text, an image and an embedded resource.",
+    NO_ARGUMENTS,
+    _content(
+        {"type": "text", "text": "Multiple content types test:"},
+        {"type": "image", "data": base64.b64encode(PNG).decode(), "mimeType": "image/png"},
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "test://mixed-content-resource",
+                "mimeType": "application/json",
+                "text": json.dumps({"test": "data", "value": 123}),
+            },
+        },
+    ),
+).as_tool()
+
+test_audio_content = McpTool(
+    "test_audio_content",
+    "Return audio (a WAV file with no samples).",
+    NO_ARGUMENTS,
+    _content({"type": "audio", "data": WAV, "mimeType": "audio/wav"}),
+).as_tool()
+
+test_embedded_resource = McpTool(
+    "test_embedded_resource",
+    "Return an embedded text resource.",
+    NO_ARGUMENTS,
+    _content(
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "test://embedded-resource",
+                "mimeType": "text/plain",
+                "text": "This is an embedded resource content.",
+            },
+        }
+    ),
+).as_tool()
 
 
 @tool
@@ -196,6 +242,8 @@ agent = Agent(
         test_simple_text,
         test_image_content,
         test_multiple_content_types,
+        test_audio_content,
+        test_embedded_resource,
         test_error_handling,
         test_tool_with_progress,
         json_schema_2020_12_tool,

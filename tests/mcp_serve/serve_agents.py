@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tether import Agent, McpStdio, report_progress, tool
-from tether.mcp import Elicitation, NeedsInput
+from tether.mcp import Elicitation, McpTool, NeedsInput
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request
 from tether.tools.needs_input import resumed
@@ -143,17 +143,41 @@ def sign_up(plan: str) -> str:
     return f"signed up {who['name']} <{who['email']}> for {answered.state['plan']}"
 
 
+# -- a tool defined in MCP's terms, whose result holds audio and an embedded resource ---------
+
+WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="  # an empty WAV file
+RECORDING = {
+    "content": [
+        {"type": "text", "text": "a recording:"},
+        {"type": "audio", "data": WAV, "mimeType": "audio/wav"},
+        {
+            "type": "resource",
+            "resource": {"uri": "note://1", "mimeType": "text/plain", "text": "the transcript"},
+        },
+    ]
+}
+recording = McpTool(
+    "recording",
+    "A recording, with its transcript.",
+    {"type": "object", "properties": {}},
+    lambda args: RECORDING,
+).as_tool()
+
+
 def _asker_model(request: Request) -> Reply:
-    """The model: "sign up" calls ``sign_up``; a tool's result is the answer."""
+    """The model: "record" calls ``recording``, anything else ``sign_up``; a tool's result is
+    the answer."""
     last = request.messages[-1]
     if last.tool_results:
         return Reply(f"The tool said: {last.tool_results[0].text}")
+    if last.text == "record":
+        return Reply(tool_calls=[Call("recording", {})])
     return Reply(tool_calls=[Call("sign_up", {"plan": "pro"})])
 
 
 asker = Agent(
     "You sign people up.",
     ScriptedTransport([], then=_asker_model),
-    tools=[sign_up, add],
+    tools=[sign_up, add, recording],
     name="signup",
 )

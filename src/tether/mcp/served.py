@@ -54,6 +54,7 @@ from .inputs import (
     refusal,
     unaskable,
 )
+from .passthrough import as_it_is, gathering
 
 __all__ = ["AgentServer", "ServedAgent", "ServedRun", "opened", "progress_line", "serve_agent"]
 
@@ -256,13 +257,13 @@ class AgentServer:
             self._calls += 1
             block = ToolUseBlock(f"mcp_{self._calls}", name, dict(arguments))
             waiting: dict[str, NeedsInput] = {}
-            with nullcontext() if answered is None else resuming(answered):
+            with nullcontext() if answered is None else resuming(answered), gathering() as kept:
                 (result,) = await self.agent.dispatch_tools(
                     [block], 1, on_progress=progress, waiting=waiting
                 )
             signal = waiting.get(block.id)
             if signal is None:
-                return call_result(result)
+                return as_it_is(result, kept) or call_result(result)
             inputs, rounds = inputs_of(signal.asks, name), rounds + 1
             why = _cannot_ask(ctx, inputs)
             if why is not None:
