@@ -13,8 +13,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from tether import Agent, McpStdio, report_progress, tool
+from tether import Agent, McpStdio, Middleware, ToolRequest, report_progress, tool
+from tether.loop import ToolHandler
 from tether.mcp import Elicitation, McpTool, NeedsInput
+from tether.messages import ToolResultBlock
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request
 from tether.tools.needs_input import resumed
@@ -180,4 +182,21 @@ asker = Agent(
     ScriptedTransport([], then=_asker_model),
     tools=[sign_up, add, recording],
     name="signup",
+)
+
+
+class _Redacting(Middleware):
+    """Answers every call of ``recording`` with "redacted" once it ran."""
+
+    async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        result = await call_next(call)
+        return replace(result, content="redacted") if call.block.name == "recording" else result
+
+
+censored = Agent(
+    "You record, redacted.",
+    ScriptedTransport([], then=_asker_model),
+    tools=[recording],
+    middleware=[_Redacting()],
+    name="censored",
 )

@@ -54,3 +54,14 @@ async def test_audio_and_an_embedded_resource_reach_the_client_as_they_are(targe
     said = text_of(asked)  # what the model read: the reduced result
     assert said.startswith("The tool said: a recording:")
     assert "[audio (audio/wav)" in said and "the transcript" in said
+
+
+async def test_a_result_a_middleware_changed_is_served_as_changed(markers: Path) -> None:
+    command = tether_command("--agent", f"{AGENTS}:censored")
+    params = StdioServerParameters(
+        command=command[0], args=command[1:], env=server_env(markers), cwd=markers
+    )
+    async with Client(params) as session:
+        result = await session.call_tool("recording", {})
+    assert [item.type for item in result.content] == ["text"]
+    assert text_of(result) == "redacted"
