@@ -12,10 +12,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tether import Agent, Tool, tool
-from tether.mcp import Elicitation, McpTool, NeedsInput
+from tether.mcp import Elicitation, McpTool, NeedsInput, resumed
 from tether.messages import ImageBlock
 from tether.testing import Reply, ScriptedTransport
-from tether.tools.needs_input import resumed
 from tether.tools.progress import report_progress
 
 # a 1x1 red pixel, as the suite suggests

@@ -15,11 +15,10 @@ from pathlib import Path
 
 from tether import Agent, McpStdio, Middleware, ToolRequest, report_progress, tool
 from tether.loop import ToolHandler
-from tether.mcp import Elicitation, McpTool, NeedsInput
+from tether.mcp import Elicitation, McpTool, NeedsInput, resumed
 from tether.messages import ToolResultBlock
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request
-from tether.tools.needs_input import resumed
 
 
 def _mark(name: str) -> None:

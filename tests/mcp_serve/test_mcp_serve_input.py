@@ -1,7 +1,7 @@
 """A served tool that asks the user (it raises ``NeedsInput``) asks the MCP client through
 elicitation, in both eras: over the handshake (``mode="legacy"``) with ``elicitation/create``
 mid-call, on 2026-07-28 with ``input_required`` and the client's retry; then the call runs again
-with the answers (``tether.tools.needs_input.resumed``), as often as the tool asks. A decline
+with the answers (``tether.mcp.resumed``), as often as the tool asks. A decline
 reaches the tool as None; an answer that does not fit the question never reaches it; a client
 that cannot elicit gets an ``isError`` refusal. In ``ask`` the paused run resumes with the
 answers. All over real ``tether mcp-serve`` processes (stdio and HTTP), with the SDK's
