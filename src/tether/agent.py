@@ -25,6 +25,7 @@ from .loop import (
     tools_by_name,
 )
 from .messages import ToolResultBlock, ToolUseBlock
+from .tools.needs_input import NeedsInput
 from .tools.results import interrupted_result
 from .tools.selector import read_tools
 from .types import StopReason
@@ -199,11 +200,14 @@ class Agent(AgentConfig):
         iteration: int,
         *,
         on_progress: Callable[[ToolProgress], Awaitable[None]] | None = None,
+        waiting: dict[str, NeedsInput] | None = None,
     ) -> list[ToolResultBlock]:
         """Run tool calls as the loop does (guards, middleware, timeouts, ``execution``); results
         in call order, failures as error results. ``on_progress`` hears each report of a tool
-        that reports its progress, while the call runs (an MCP server passes them on)."""
+        that reports its progress, while the call runs (an MCP server passes them on);
+        ``waiting`` takes the calls that asked for the user's input (``NeedsInput``), by id."""
         dispatcher = dispatcher_for(self, tools_by_name(await read_tools(self.tools)), iteration)
+        dispatcher.waiting = waiting
         results: list[ToolResultBlock | None] = [None] * len(blocks)
         await run_calls(dispatcher, blocks, self.execution == "parallel", results, on_progress)
         return [

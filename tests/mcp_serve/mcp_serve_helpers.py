@@ -47,11 +47,11 @@ def run_tether(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 class HttpServer:
     """A ``tether mcp-serve --http`` child process and the URL it printed."""
 
-    def __init__(self, markers: Path, *args: str) -> None:
+    def __init__(self, markers: Path, *args: str, spec: str = AGENT_SPEC) -> None:
         env = {**os.environ, **server_env(markers)}
         env.pop("TETHER_MCP_TOKEN", None)
         self.process = subprocess.Popen(
-            tether_command("--agent", AGENT_SPEC, "--http", "--port", "0", *args),
+            tether_command("--agent", spec, "--http", "--port", "0", *args),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,

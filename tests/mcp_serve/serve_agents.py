@@ -13,7 +13,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from tether import Agent, McpStdio, report_progress, tool
+from tether import Agent, McpStdio, Middleware, ToolRequest, report_progress, tool
+from tether.loop import ToolHandler
+from tether.mcp import Elicitation, McpTool, NeedsInput, resumed
+from tether.messages import ToolResultBlock
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.testing.common import Request
 
@@ -96,4 +99,103 @@ proxy = Agent(
     ScriptedTransport([], then=model),
     tools=[McpStdio(str(TIME_SERVER), name="time")],
     name="clock",
+)
+
+
+# -- a tool that asks the user (``NeedsInput``), served as elicitation -------------------------
+
+WHO = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "your name"},
+        "email": {"type": "string", "description": "your e-mail address"},
+    },
+    "required": ["name", "email"],
+}
+SURE = {
+    "type": "object",
+    "properties": {"sure": {"type": "boolean", "description": "yes signs you up"}},
+    "required": ["sure"],
+}
+
+
+def _question(message: str, schema: dict[str, object], key: str) -> Elicitation:
+    return Elicitation(message, schema, server="sign_up", tool="sign_up", key=key)
+
+
+@tool
+def sign_up(plan: str) -> str:
+    """Sign the user up for a plan: it asks who they are, then whether they are sure."""
+    answered = resumed()
+    if answered is None:
+        asks = [_question(f"Who is signing up for {plan}?", WHO, "who")]
+        raise NeedsInput(asks, {"plan": plan}, "sign_up asks the user who they are")
+    if "who" in answered.answers:
+        who = answered.answers["who"]
+        if who is None:
+            return "nobody signed up: the user declined to say who they are"
+        asks = [_question(f"Sign {who['name']} up for {plan}?", SURE, "sure")]
+        raise NeedsInput(asks, {**answered.state, "who": dict(who)}, "sign_up asks if sure")
+    sure = answered.answers.get("sure")
+    who = answered.state["who"]
+    if sure is None or not sure.get("sure"):
+        return f"{who['name']} did not sign up"
+    _mark("signed")
+    return f"signed up {who['name']} <{who['email']}> for {answered.state['plan']}"
+
+
+# -- a tool defined in MCP's terms, whose result holds audio and an embedded resource ---------
+
+WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="  # an empty WAV file
+RECORDING = {
+    "content": [
+        {"type": "text", "text": "a recording:"},
+        {"type": "audio", "data": WAV, "mimeType": "audio/wav"},
+        {
+            "type": "resource",
+            "resource": {"uri": "note://1", "mimeType": "text/plain", "text": "the transcript"},
+        },
+    ]
+}
+recording = McpTool(
+    "recording",
+    "A recording, with its transcript.",
+    {"type": "object", "properties": {}},
+    lambda args: RECORDING,
+).as_tool()
+
+
+def _asker_model(request: Request) -> Reply:
+    """The model: "record" calls ``recording``, anything else ``sign_up``; a tool's result is
+    the answer."""
+    last = request.messages[-1]
+    if last.tool_results:
+        return Reply(f"The tool said: {last.tool_results[0].text}")
+    if last.text == "record":
+        return Reply(tool_calls=[Call("recording", {})])
+    return Reply(tool_calls=[Call("sign_up", {"plan": "pro"})])
+
+
+asker = Agent(
+    "You sign people up.",
+    ScriptedTransport([], then=_asker_model),
+    tools=[sign_up, add, recording],
+    name="signup",
+)
+
+
+class _Redacting(Middleware):
+    """Answers every call of ``recording`` with "redacted" once it ran."""
+
+    async def wrap_tool_call(self, call: ToolRequest, call_next: ToolHandler) -> ToolResultBlock:
+        result = await call_next(call)
+        return replace(result, content="redacted") if call.block.name == "recording" else result
+
+
+censored = Agent(
+    "You record, redacted.",
+    ScriptedTransport([], then=_asker_model),
+    tools=[recording],
+    middleware=[_Redacting()],
+    name="censored",
 )

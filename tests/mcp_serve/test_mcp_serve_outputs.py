@@ -58,9 +58,7 @@ async def test_an_object_result_has_a_schema_and_structured_content() -> None:
         result = await client.call_tool("forecast", {"city": "Oslo"})
         assert not result.is_error
         assert result.structured_content == {"city": "Oslo", "celsius": 21.5}
-        assert (await client.call_tool("totals", {"names": ["ab"]})).structured_content == {
-            "ab": 2
-        }
+        assert (await client.call_tool("totals", {"names": ["ab"]})).structured_content == {"ab": 2}
         plain = await client.call_tool("greet", {"name": "Ana"})
         assert plain.structured_content is None and plain.content[0].text == "Hello, Ana"
 

@@ -4,12 +4,13 @@ official SDK (the ``mcp`` extra, loaded on first use); a server's resources and 
 (``Resource``, ``ResourceTemplate``, ``Prompt``), the client's model for a server's sampling
 requests (``Sampling``) and ``on_elicit`` for a server that asks the user for input mid-call
 (``Elicitation``; without one, a call raises ``NeedsInput``, on which an agent's run pauses until
-``Agent.resume(answers=)``); and the other way round, ``serve_agent``: an agent's tools, and the
-agent itself, as an MCP server."""
+``Agent.resume(answers=)``, and the call run again reads them with ``resumed``: ``Answered``);
+and the other way round, ``serve_agent``: an agent's tools, and the agent itself, as an MCP
+server, where a tool that raises ``NeedsInput`` asks the client."""
 
 from __future__ import annotations
 
-from ..tools.needs_input import NeedsInput
+from ..tools.needs_input import Answered, NeedsInput, resumed
 from .elicitation import Elicitation, OnElicit
 from .oauth import OAuth
 from .prompts import Prompt, PromptArgument
@@ -24,6 +25,7 @@ from .tool import McpTool
 
 __all__ = [
     "AgentServer",
+    "Answered",
     "Elicitation",
     "McpError",
     "McpServer",
@@ -40,5 +42,6 @@ __all__ = [
     "ResourceTemplate",
     "Sampling",
     "SamplingRequest",
+    "resumed",
     "serve_agent",
 ]

@@ -53,10 +53,15 @@ class Question:
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """What waits on a ticket: the questions asked, and (for ``ask``) the paused run's context."""
+    """What waits on a ticket: the questions asked, (for ``ask``) the paused run's context, and
+    the questions a tool asked for the user (``inputs``: ``tether.mcp.inputs.Input``), with the
+    ``state`` a direct call goes on from and how many ``rounds`` it asked so far."""
 
     questions: tuple[Question, ...]
     context: Any = None
+    inputs: tuple[Any, ...] = ()
+    state: Mapping[str, Any] | None = None
+    rounds: int = 0
 
 
 class Tickets:
@@ -136,11 +141,14 @@ async def ask_now(ctx: Any, questions: Sequence[Question]) -> dict[str, bool]:
     return decisions
 
 
-def asking(questions: Sequence[Question], ticket: str) -> Any:
-    """From 2026-07-28: the ``input_required`` result asking ``questions``, with ``ticket``."""
+def asking(
+    questions: Sequence[Question], ticket: str, more: Mapping[str, Any] | None = None
+) -> Any:
+    """From 2026-07-28: the ``input_required`` result asking ``questions`` (and the requests
+    ``more``), with ``ticket``."""
     import mcp_types as types  # noqa: PLC0415
 
-    requests: dict[str, Any] = {}
+    requests: dict[str, Any] = dict(more or {})
     for question in questions:
         message, schema = _form(question)
         requests[question.key] = types.ElicitRequest(

@@ -39,17 +39,17 @@ def with_structure(result: Any, schema: dict[str, Any] | None) -> Any:
     """The SDK's ``CallToolResult`` of a tool with an output ``schema``, its text's JSON object as
     ``structuredContent``; a result that holds no object is an error result saying so (a client
     checks the one against the other). Error results and tools without a schema pass as they
-    are."""
-    if schema is None or result.is_error:
+    are, and so does what is not a result yet (a 2026-era question for the user)."""
+    import mcp_types as types  # noqa: PLC0415 - the SDK, loaded by the server already
+
+    if schema is None or not isinstance(result, types.CallToolResult) or result.is_error:
         return result
-    text = "".join(item.text for item in result.content if getattr(item, "type", "") == "text")
+    text = "".join(item.text for item in result.content if isinstance(item, types.TextContent))
     try:
         value = json.loads(text)
     except ValueError:
         value = None
     if not isinstance(value, dict):
-        import mcp_types as types  # noqa: PLC0415 - the SDK, loaded by the server already
-
         said = "the tool's result is not the object its output schema describes"
         return types.CallToolResult(content=[types.TextContent(text=said)], is_error=True)
     return result.model_copy(update={"structured_content": value})

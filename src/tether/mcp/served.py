@@ -9,22 +9,26 @@ client asked for progress; cancelling the request cancels the run. The agent's M
 (tool sources not yet entered) are entered while the server serves. The agent is read through
 ``ServedAgent`` (this layer does not import the engine). A call that waits for a person's
 approval asks the client through elicitation (``approving``): yes runs it, no answers an error
-result; in ``ask`` the paused run resumes with the decision.
+result; in ``ask`` the paused run resumes with the decision. A tool that asks the user for input
+(it raises ``NeedsInput``) has its questions put to the client the same way (``inputs``) and
+runs again with the answers; in ``ask`` the paused run resumes with them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, nullcontext
 from typing import Any, Protocol
 
 from ..context import ContextStore, MemoryContextStore
 from ..errors import RunPaused
 from ..events import StreamEvent, ToolDispatch, ToolProgress
 from ..messages import ToolResultBlock, ToolUseBlock
+from ..tools.needs_input import Answered, NeedsInput, resuming
 from ..tools.selector import ToolSource, read_tools
 from ..tools.tool import Tool
+from .answers import Unanswerable
 from .approving import (
     CALL,
     Held,
@@ -39,7 +43,19 @@ from .approving import (
     ticket_of,
 )
 from .exposed import ASK, ask_definition, call_result, definition, error_result, needs_approval
+from .inputs import (
+    MAX_ROUNDS,
+    Answers,
+    Input,
+    ask_inputs_now,
+    input_answers,
+    input_requests,
+    inputs_of,
+    refusal,
+    unaskable,
+)
 from .outputs import output_schema, with_structure
+from .passthrough import as_it_is, gathering
 
 __all__ = ["AgentServer", "ServedAgent", "ServedRun", "opened", "progress_line", "serve_agent"]
 
@@ -77,7 +93,13 @@ class ServedAgent(Protocol):
     def run_stream(self, user_message: str, context: ContextStore, /) -> ServedRun: ...
 
     def resume_stream(
-        self, context: ContextStore, approve: Iterable[str], deny: Mapping[str, str], /
+        self,
+        context: ContextStore,
+        approve: Iterable[str],
+        deny: Mapping[str, str],
+        /,
+        *,
+        answers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> ServedRun: ...
 
     async def dispatch_tools(
@@ -86,6 +108,7 @@ class ServedAgent(Protocol):
         iteration: int,
         *,
         on_progress: Callable[[ToolProgress], Awaitable[None]] | None = None,
+        waiting: dict[str, NeedsInput] | None = None,
     ) -> list[ToolResultBlock]: ...
 
 
@@ -192,27 +215,72 @@ class AgentServer:
     async def _dispatch(
         self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any]
     ) -> Any:
-        """One call through the agent's dispatch, once approved if it waits for a person; the
-        tool's own progress reported to the client."""
+        """One call through the agent's dispatch, once approved if it waits for a person, and
+        again with the client's answers each time the tool asks the user (``NeedsInput``)."""
+        held = self._tickets.take(ticket_of(params)) if input_required_era(ctx) else None
+        if held is not None and held.context is not None:
+            held = None  # a run's ticket answers no direct call
+        try:
+            if (held is None or not held.inputs) and needs_approval(
+                self.agent.approval, name, arguments
+            ):
+                refused = await self._approval(ctx, params, name, arguments, held)
+                if refused is not None:
+                    return refused
+            answered, rounds = None, 0
+            if held is not None and held.inputs:  # approved (if it had to be) before it asked
+                answers = input_answers(params, held.inputs)
+                if answers is None:  # not every question answered: ask them again
+                    return asking([], self._tickets.put(held), input_requests(held.inputs))
+                answered, rounds = Answered(answers.get("", {}), held.state or {}), held.rounds
+            return await self._rounds(ctx, name, arguments, answered, rounds)
+        except Unanswerable as exc:
+            return error_result(refusal(exc, name))
+        except Exception as exc:  # dispatch answers failures itself; anything else is still one
+            log.exception("MCP call of %r failed", name)
+            return error_result(f"the call of {name!r} failed: {type(exc).__name__}: {exc}")
+
+    async def _rounds(
+        self,
+        ctx: Any,
+        name: str,
+        arguments: Mapping[str, Any],
+        answered: Answered | None,
+        rounds: int,
+    ) -> Any:
+        """The call run (with ``answered``, if the tool asked before) and run again with the
+        client's answers while the tool asks, up to ``MAX_ROUNDS`` times; the tool's own
+        progress reported to the client."""
 
         async def progress(event: ToolProgress) -> None:
             await ctx.session.report_progress(event.progress, event.total, event.message)
 
-        try:
-            if needs_approval(self.agent.approval, name, arguments):
-                refused = await self._approval(ctx, params, name, arguments)
-                if refused is not None:
-                    return refused
+        while rounds <= MAX_ROUNDS:
             self._calls += 1
             block = ToolUseBlock(f"mcp_{self._calls}", name, dict(arguments))
-            (result,) = await self.agent.dispatch_tools([block], 1, on_progress=progress)
-        except Exception as exc:  # dispatch answers failures itself; anything else is still one
-            log.exception("MCP call of %r failed", name)
-            return error_result(f"the call of {name!r} failed: {type(exc).__name__}: {exc}")
-        return call_result(result)
+            waiting: dict[str, NeedsInput] = {}
+            with nullcontext() if answered is None else resuming(answered), gathering() as kept:
+                (result,) = await self.agent.dispatch_tools(
+                    [block], 1, on_progress=progress, waiting=waiting
+                )
+            signal = waiting.get(block.id)
+            if signal is None:
+                return as_it_is(result, kept) or call_result(result)
+            inputs, rounds = inputs_of(signal.asks, name), rounds + 1
+            why = _cannot_ask(ctx, inputs)
+            if why is not None:
+                return error_result(
+                    f"{name!r} asks the user for input ({signal}), and this server cannot ask: "
+                    f"{why}"
+                )
+            if input_required_era(ctx):
+                ticket = self._tickets.put(Held((), None, inputs, signal.state, rounds))
+                return asking([], ticket, input_requests(inputs))
+            answered = Answered((await ask_inputs_now(ctx, inputs)).get("", {}), signal.state)
+        return error_result(f"{name!r} asked the user more than {MAX_ROUNDS} times: it was ended")
 
     async def _approval(
-        self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any]
+        self, ctx: Any, params: Any, name: str, arguments: Mapping[str, Any], held: Held | None
     ) -> Any | None:
         """None when the person approved the call; else what the call answers: a refusal, the
         question (``input_required``), or that the user declined."""
@@ -224,8 +292,7 @@ class AgentServer:
             )
         question = Question(CALL, name, arguments)
         if input_required_era(ctx):
-            held = self._tickets.take(ticket_of(params))
-            decisions = None if held is None or held.context is not None else answered(params, held)
+            decisions = None if held is None else answered(params, held)
             if decisions is None:
                 return asking([question], self._tickets.put(Held((question,))))
         else:
@@ -234,48 +301,87 @@ class AgentServer:
 
     async def _ask(self, ctx: Any, params: Any, arguments: Mapping[str, Any]) -> Any:
         """A whole turn on the message; progress per tool call; cancelled with the request; a
-        pause for approval asks the client and resumes the run with its answers."""
+        pause for approval or for the user's input asks the client and resumes the run with
+        its answers."""
         message = arguments.get("message")
         if not isinstance(message, str) or not message.strip():
             return error_result("ask takes one argument, 'message': the text to ask the agent")
-        if ticket_of(params) is None:
-            context: ContextStore = MemoryContextStore()
-            stream = self.agent.run_stream(message, context)
-        else:
-            held = self._tickets.take(ticket_of(params))
-            if held is None or held.context is None:
-                return error_result(
-                    "the run that waited for approval is gone (answered already, expired, or "
-                    "the server restarted): ask again"
-                )
-            context = held.context
-            decisions = answered(params, held)
-            if decisions is None:  # not every question answered: ask them again
-                return asking(held.questions, self._tickets.put(held))
-            stream = self._resumed(context, decisions)
         try:
+            if ticket_of(params) is None:
+                context: ContextStore = MemoryContextStore()
+                stream = self.agent.run_stream(message, context)
+            else:
+                retried = self._retried(params)
+                if not isinstance(retried, tuple):
+                    return retried
+                context, stream = retried
             while True:
                 outcome = await _follow(ctx, stream)
                 if not isinstance(outcome, RunPaused):
                     return outcome
-                questions = [Question(c.id, c.name, c.input) for c in outcome.pending]
-                if not can_elicit(ctx):
-                    names = ", ".join(sorted({q.name for q in questions}))
-                    return error_result(
-                        f"the run paused: calls of {names} wait for a person's approval, and "
-                        "this server cannot ask for it: the client supports no elicitation"
-                    )
-                if input_required_era(ctx):
-                    ticket = self._tickets.put(Held(tuple(questions), context))
-                    return asking(questions, ticket)
-                stream = self._resumed(context, await ask_now(ctx, questions))
+                paused = await self._paused(ctx, context, outcome)
+                if not isinstance(paused, tuple):
+                    return paused
+                stream = self._resumed(context, *paused)
+        except Unanswerable as exc:
+            return error_result(refusal(exc, ASK))
         except Exception as exc:
             return error_result(f"the run failed: {type(exc).__name__}: {exc}")
 
-    def _resumed(self, context: ContextStore, decisions: Mapping[str, bool]) -> ServedRun:
+    def _retried(self, params: Any) -> Any:
+        """From 2026-07-28, a retried ``ask``: the paused run's context and its resumed stream,
+        or what the call answers (the run is gone, or the questions are asked again)."""
+        held = self._tickets.take(ticket_of(params))
+        if held is None or held.context is None:
+            return error_result(
+                "the run that waited for approval is gone (answered already, expired, or "
+                "the server restarted): ask again"
+            )
+        decisions = answered(params, held)
+        answers = input_answers(params, held.inputs)
+        if decisions is None or answers is None:  # not every question answered: ask again
+            return asking(held.questions, self._tickets.put(held), input_requests(held.inputs))
+        return held.context, self._resumed(held.context, decisions, answers)
+
+    async def _paused(self, ctx: Any, context: ContextStore, paused: RunPaused) -> Any:
+        """The decisions and answers to a paused run's questions, asked of the client now (over
+        the handshake); else what the call answers: the questions (``input_required``), or
+        why they cannot be asked."""
+        questions = [Question(c.id, c.name, c.input) for c in paused.pending if not c.asks]
+        inputs = tuple(
+            item for c in paused.pending if c.asks for item in inputs_of(c.asks, c.name, c.id)
+        )
+        why = _cannot_ask(ctx, inputs)
+        if why is not None:
+            if inputs:
+                names = ", ".join(sorted({item.tool for item in inputs}))
+                return error_result(
+                    f"the run paused: {names} asks the user for input, and this server cannot "
+                    f"ask: {why}"
+                )
+            names = ", ".join(sorted({q.name for q in questions}))
+            return error_result(
+                f"the run paused: calls of {names} wait for a person's approval, and "
+                "this server cannot ask for it: the client supports no elicitation"
+            )
+        if input_required_era(ctx):
+            ticket = self._tickets.put(Held(tuple(questions), context, inputs))
+            return asking(questions, ticket, input_requests(inputs))
+        return await ask_now(ctx, questions), await ask_inputs_now(ctx, inputs)
+
+    def _resumed(
+        self, context: ContextStore, decisions: Mapping[str, bool], answers: Answers | None = None
+    ) -> ServedRun:
         approve = [key for key, yes in decisions.items() if yes]
         deny = {key: _DENIED for key, yes in decisions.items() if not yes}
-        return self.agent.resume_stream(context, approve, deny)
+        return self.agent.resume_stream(context, approve, deny, answers=answers or None)
+
+
+def _cannot_ask(ctx: Any, inputs: Sequence[Input]) -> str | None:
+    """Why the client cannot be asked these questions, or None."""
+    if not can_elicit(ctx):
+        return "the client supports no elicitation"
+    return unaskable(inputs)
 
 
 async def _follow(ctx: Any, stream: ServedRun) -> Any:

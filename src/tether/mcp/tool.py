@@ -11,6 +11,7 @@ from typing import Any
 
 from ..tools.tool import Tool
 from .content import reduce_mcp_result
+from .passthrough import keep
 
 __all__ = ["McpTool"]
 
@@ -53,13 +54,15 @@ class McpTool:
 
     def as_tool(self) -> Tool:
         """This tool as the loop runs it: an MCP-shaped result (``{"content": [...],
-        "isError": ...}``) reaches the model as a server's would (``reduce_mcp_result``)."""
+        "isError": ...}``) reaches the model as a server's would (``reduce_mcp_result``), and
+        the MCP client of an agent served over MCP as it is (``passthrough``)."""
         handler = self.handler or _echo_args
 
         async def call(**args: Any) -> Any:
             value = handler(args)
             if inspect.isawaitable(value):
                 value = await value
+            keep(value)  # a served call gives it to its MCP client as it is
             return reduce_mcp_result(value)
 
         return Tool(self.name, call, self.description, schema=self.input_schema)
