@@ -306,6 +306,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--host is not a loopback address)",
     )
     serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a front end's origin (http://localhost:3000) whose page may use the server from "
+        "the browser: its preflights are answered; the token rule still applies (repeatable)",
+    )
+    serve.add_argument(
         "--approve",
         action="append",
         default=[],

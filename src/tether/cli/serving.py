@@ -36,9 +36,10 @@ def command_serve(opts: argparse.Namespace, agent: Agent, out: Console, err: Con
     path.parent.mkdir(parents=True, exist_ok=True)
     store = SQLiteStore(path)  # opens nothing until first used
     try:
-        served = app(agent, store, token)
-    except ValueError as exc:  # a token that cannot be one
-        err.print(error_line(f"--token: {exc}"), soft_wrap=True)
+        served = app(agent, store, token, allow_origins=opts.allow_origin)
+    except ValueError as exc:  # a token or an origin that cannot be one
+        said = str(exc) if str(exc).startswith("--allow-origin") else f"--token: {exc}"
+        err.print(error_line(said), soft_wrap=True)
         return EXIT_USAGE
     try:
         asyncio.run(_serve(served, store, agent, opts, out, token if made else None))

@@ -15,7 +15,7 @@ stored, and the session can be read again.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from ..agent import Agent
@@ -58,16 +58,19 @@ def app(
     token: str | None = None,
     *,
     limits: ServeLimits | None = None,
+    allow_origins: Sequence[str] = (),
 ) -> ServerApp:
     """An ASGI application serving ``agent``: its sessions in ``store`` (default: the CLI's
     SQLite file, opened and closed with the app), the chat page at ``/``, runs as AG-UI events.
-    ``token`` (16 characters or more) is required of every request when given."""
+    ``token`` (16 characters or more) is required of every request when given.
+    ``allow_origins`` (``http://localhost:3000``) are the other origins whose pages may use
+    it: their browsers' preflights are answered (the token rule stays as it is)."""
     from starlette.applications import Starlette  # noqa: PLC0415 - the serve extra
     from starlette.routing import Route  # noqa: PLC0415
 
     from .routes import Server, refused  # noqa: PLC0415 - imports Starlette too
 
-    access = Access(token)
+    access = Access(token, allow_origins)
     owned = store is None
     if store is None:
         store = _default_store()

@@ -4,7 +4,9 @@ Without a token (the server binds 127.0.0.1) only requests naming a loopback hos
 web page elsewhere cannot reach the server through a rebound DNS name. With a token, a request
 carries it as ``Authorization: Bearer <token>`` or in the cookie a one-time login link sets;
 every comparison is in constant time. Either way a request that changes something must come from
-the server's own page: no cross-site ``Origin`` or ``Sec-Fetch-Site``.
+the server's own page: no cross-site ``Origin`` or ``Sec-Fetch-Site``, unless its ``Origin`` is
+one the server was told to allow (``cors``): then its preflight is answered and its answers carry
+the headers that let that page read them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..base.hosts import is_loopback
 from .cookies import cookie_values
+from .cors import checked_origins, preflight_headers
 
 __all__ = ["COOKIE", "Access", "Guard", "is_loopback"]
 
@@ -47,14 +50,16 @@ def _same(given: str, expected: str) -> bool:
 class Access:
     """The server's token (None: loopback only) and its one-time login codes."""
 
-    __slots__ = ("_codes", "token")
+    __slots__ = ("_codes", "origins", "token")
 
-    def __init__(self, token: str | None) -> None:
+    def __init__(self, token: str | None, origins: Sequence[str] = ()) -> None:
+        """``origins``: the other origins whose pages may use the server (``--allow-origin``)."""
         if token is not None and len(token) < 16:
             raise ValueError("a server token needs at least 16 characters")
         if token is not None and not _COOKIE_SAFE.fullmatch(token):
             raise ValueError("a server token is letters, digits and - _ . ~ + / = only")
         self.token = token
+        self.origins = checked_origins(origins)
         self._codes: list[str] = []
 
     def login_code(self) -> str:
@@ -110,6 +115,20 @@ class Guard:
         if refusal is not None:
             await _reply(send, *refusal)
             return
+        allowed = self._allowed(headers)
+        if allowed is not None and scope["method"] == "OPTIONS":
+            asked = headers.get("access-control-request-headers", "")
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 204,
+                    "headers": preflight_headers(allowed, asked),
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
+        if allowed is not None:
+            send = _readable_by(allowed, send)
         if scope["path"] == LOGIN and self.access.token is not None:
             await self._login(scope, send)
             return
@@ -122,7 +141,7 @@ class Guard:
         host = headers.get("host", "")
         if self.access.token is None and not is_loopback(_hostname(host)):
             return 421, f"this server answers to 127.0.0.1 and localhost only, not {host!r}"
-        if scope["method"] in _SAFE:
+        if scope["method"] in _SAFE or self._allowed(headers) is not None:
             return None
         if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
             return 403, "a cross-site request cannot change anything here"
@@ -130,6 +149,13 @@ class Guard:
         if origin is not None and urlsplit(origin).netloc != host:
             return 403, f"requests from {origin!r} cannot change anything here"
         return None
+
+    def _allowed(self, headers: dict[str, str]) -> str | None:
+        """The request's ``Origin`` when it is one the server was told to allow."""
+        origin = headers.get("origin")
+        if origin is None or origin.lower() not in self.access.origins:
+            return None
+        return origin
 
     async def _login(self, scope: Scope, send: Send) -> None:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
@@ -152,6 +178,21 @@ class Guard:
             }
         )
         await send({"type": "http.response.body", "body": b""})
+
+
+def _readable_by(origin: str, send: Send) -> Send:
+    """``send`` with the headers that let a page of the allowed ``origin`` read the answer."""
+
+    async def sending(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            extra = [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"vary", b"Origin"),
+            ]
+            message = {**message, "headers": [*message.get("headers", []), *extra]}
+        await send(message)
+
+    return sending
 
 
 async def _reply(send: Send, status: int, message: str) -> None:
