@@ -13,6 +13,8 @@ the RUN_FINISHED interrupt outcome.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 from ..events import (
@@ -111,6 +113,7 @@ class RunEvents:
         "_count",
         "_model",
         "_reasoning",
+        "_seen",
         "_steps",
         "_text",
         "run_id",
@@ -124,6 +127,7 @@ class RunEvents:
         self._text: str | None = None  # the open text message's id
         self._reasoning: str | None = None  # the open reasoning message's id
         self._calls: set[str] = set()  # calls started whose TOOL_CALL_END is still to come
+        self._seen: set[str] = set()  # calls started in this run (a resume runs others)
         self._model: str | None = None
         self._steps: list[str] = []  # the steps started and not finished, by name
 
@@ -152,6 +156,8 @@ class RunEvents:
                 self._model = event.model or self._model
                 return self._close_all()
             case ToolDispatch():
+                if event.tool_use_id not in self._seen:  # a call of an earlier run, resumed
+                    return self._replayed(event.tool_use_id, event.name, event.input)
                 return self._call_end(event.tool_use_id)
             case ToolResult():
                 return self._result(event)
@@ -216,6 +222,7 @@ class RunEvents:
         parent = self._text
         events = [*self._close_text(), *self._close_reasoning()]
         self._calls.add(event.tool_use_id)
+        self._seen.add(event.tool_use_id)
         start: Event = {
             "type": "TOOL_CALL_START",
             "toolCallId": event.tool_use_id,
@@ -232,7 +239,19 @@ class RunEvents:
         self._calls.discard(call)
         return [{"type": "TOOL_CALL_END", "toolCallId": call}]
 
+    def _replayed(self, call: str, name: str, arguments: Mapping[str, Any] | None) -> list[Event]:
+        """A call this run did not see the model make (a resume runs or denies it): started,
+        given its arguments when known, and ended here, so that its result makes sense to a
+        client that sees only this run."""
+        events = self._call_start(ToolUseStart(0, call, name))
+        if arguments is not None:
+            delta = json.dumps(dict(arguments), ensure_ascii=False)
+            events.append({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta})
+        return [*events, *self._call_end(call)]
+
     def _result(self, event: ToolResult) -> list[Event]:
+        if event.tool_use_id not in self._seen:
+            return [*self._replayed(event.tool_use_id, event.name, None), *self._result(event)]
         events = self._call_end(event.tool_use_id)
         text = ToolResultBlock(event.tool_use_id, event.content).text
         result: Event = {
