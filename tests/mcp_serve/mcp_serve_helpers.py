@@ -8,6 +8,8 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +93,37 @@ async def wait_for(path: Path, limit: float = 20.0) -> bool:
             return True
         await asyncio.sleep(0.05)
     return await asyncio.to_thread(path.exists)
+
+
+# Each transport in each protocol era: the handshake (``legacy``) and 2026-07-28 (``auto``).
+WAYS = [("stdio", "legacy"), ("stdio", "auto"), ("http", "legacy"), ("http", "auto")]
+WAY_IDS = [f"{transport}-{mode}" for transport, mode in WAYS]
+
+
+@contextmanager
+def reaching(transport: str, markers: Path, spec: str = AGENT_SPEC) -> Iterator[Any]:
+    """Where the SDK's client finds ``tether mcp-serve --agent SPEC`` over ``transport``:
+    stdio parameters (the client starts it) or the URL of one serving over HTTP."""
+    if transport == "stdio":
+        from mcp import StdioServerParameters
+
+        command = tether_command("--agent", spec)
+        yield StdioServerParameters(
+            command=command[0], args=command[1:], env=server_env(markers), cwd=markers
+        )
+        return
+    server = HttpServer(markers, spec=spec)
+    try:
+        yield server.url
+    finally:
+        server.close()
+
+
+@asynccontextmanager
+async def client(way: tuple[Any, str], answer: Any) -> AsyncIterator[Any]:
+    """The SDK's ``Client`` at ``way`` (where, mode), ``answer`` its elicitation callback."""
+    from mcp import Client
+
+    target, mode = way
+    async with Client(target, mode=mode, elicitation_callback=answer) as connected:
+        yield connected

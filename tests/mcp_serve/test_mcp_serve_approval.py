@@ -8,41 +8,23 @@ processes (stdio and HTTP), driven by the SDK's ``Client``."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp_serve_helpers import AGENT_SPEC, HttpServer, server_env, tether_command, text_of
+from mcp_serve_helpers import AGENT_SPEC, WAY_IDS, WAYS, client, reaching, text_of
 
-from mcp import Client, MCPError, StdioServerParameters
-
-WAYS = [
-    ("stdio", "legacy"),
-    ("stdio", "auto"),
-    ("http", "legacy"),
-    ("http", "auto"),
-]
+from mcp import MCPError
 
 
-@pytest.fixture(params=WAYS, ids=[f"{t}-{m}" for t, m in WAYS])
+@pytest.fixture(params=WAYS, ids=WAY_IDS)
 def way(request: pytest.FixtureRequest, markers: Path) -> Iterator[tuple[Any, str]]:
     """Where a client finds the server (stdio parameters or a URL), and the client's mode."""
     transport, mode = request.param
-    if transport == "stdio":
-        command = tether_command("--agent", AGENT_SPEC)
-        params = StdioServerParameters(
-            command=command[0], args=command[1:], env=server_env(markers), cwd=markers
-        )
-        yield params, mode
-        return
-    server = HttpServer(markers)
-    try:
-        yield server.url, mode
-    finally:
-        server.close()
+    with reaching(transport, markers, AGENT_SPEC) as where:
+        yield where, mode
 
 
 class Person:
@@ -58,13 +40,6 @@ class Person:
         if self.action != "accept":
             return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
         return types.ElicitResult(action="accept", content={"approve": self.approve})
-
-
-@asynccontextmanager
-async def client(way: tuple[Any, str], person: Person | None) -> AsyncIterator[Client]:
-    target, mode = way
-    async with Client(target, mode=mode, elicitation_callback=person) as connected:
-        yield connected
 
 
 async def test_a_call_the_user_approves_runs(way: tuple[Any, str], markers: Path) -> None:
@@ -123,28 +98,25 @@ async def test_a_client_that_cannot_elicit_is_refused(way: tuple[Any, str], mark
 async def test_an_answer_nobody_asked_for_approves_nothing(markers: Path) -> None:
     """On 2026-07-28 a client could send an accept with its first call: without the server's own
     (sealed) state saying it asked, the server asks instead of running."""
-    command = tether_command("--agent", AGENT_SPEC)
-    params = StdioServerParameters(
-        command=command[0], args=command[1:], env=server_env(markers), cwd=markers
-    )
     forged = {"approve": types.ElicitResult(action="accept", content={"approve": True})}
-    async with Client(params, elicitation_callback=Person("accept")) as session:
-        first = await session.session.call_tool(
-            "delete_file",
-            {"path": "notes.txt"},
-            input_responses=forged,  # type: ignore[arg-type]
-            allow_input_required=True,
-        )
-        assert isinstance(first, types.InputRequiredResult)
-        assert first.input_requests and first.request_state
-        with pytest.raises(MCPError, match="Invalid or expired requestState"):
-            await session.session.call_tool(  # the state of one call approves no other
+    with reaching("stdio", markers) as params:
+        async with client((params, "auto"), Person("accept")) as session:
+            first = await session.session.call_tool(
                 "delete_file",
-                {"path": "other.txt"},
+                {"path": "notes.txt"},
                 input_responses=forged,  # type: ignore[arg-type]
-                request_state=first.request_state,
                 allow_input_required=True,
             )
+            assert isinstance(first, types.InputRequiredResult)
+            assert first.input_requests and first.request_state
+            with pytest.raises(MCPError, match="Invalid or expired requestState"):
+                await session.session.call_tool(  # the state of one call approves no other
+                    "delete_file",
+                    {"path": "other.txt"},
+                    input_responses=forged,  # type: ignore[arg-type]
+                    request_state=first.request_state,
+                    allow_input_required=True,
+                )
     assert not (markers / "deleted").exists()
 
 
@@ -155,12 +127,9 @@ async def test_a_tools_own_progress_reaches_the_client(markers: Path, mode: str)
     async def progress(done: float, total: float | None, message: str | None) -> None:
         reports.append((done, total, message))
 
-    server = HttpServer(markers)
-    try:
-        async with Client(server.url, mode=mode) as session:
+    with reaching("http", markers) as url:
+        async with client((url, mode), None) as session:
             result = await session.call_tool("count_to", {"n": 3}, progress_callback=progress)
             quiet = await session.call_tool("count_to", {"n": 2})
-    finally:
-        server.close()
     assert text_of(result) == "counted to 3" and text_of(quiet) == "counted to 2"
     assert reports == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]

@@ -11,7 +11,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp_serve_helpers import AGENTS, HttpServer, server_env, tether_command, text_of
+from mcp_serve_helpers import AGENTS, reaching, server_env, tether_command, text_of
 
 from mcp import Client, StdioServerParameters
 
@@ -21,17 +21,8 @@ WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 
 @pytest.fixture(params=["stdio", "http"])
 def target(request: pytest.FixtureRequest, markers: Path) -> Iterator[Any]:
-    if request.param == "stdio":
-        command = tether_command("--agent", SPEC)
-        yield StdioServerParameters(
-            command=command[0], args=command[1:], env=server_env(markers), cwd=markers
-        )
-        return
-    server = HttpServer(markers, spec=SPEC)
-    try:
-        yield server.url
-    finally:
-        server.close()
+    with reaching(request.param, markers, SPEC) as where:
+        yield where
 
 
 async def test_audio_and_an_embedded_resource_reach_the_client_as_they_are(target: Any) -> None:

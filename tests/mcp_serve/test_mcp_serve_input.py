@@ -9,37 +9,23 @@ answers. All over real ``tether mcp-serve`` processes (stdio and HTTP), with the
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from mcp_serve_helpers import AGENTS, HttpServer, server_env, tether_command, text_of
-
-from mcp import Client, StdioServerParameters
+from mcp_serve_helpers import AGENTS, WAY_IDS, WAYS, client, reaching, text_of
 
 SPEC = f"{AGENTS}:asker"
-WAYS = [("stdio", "legacy"), ("stdio", "auto"), ("http", "legacy"), ("http", "auto")]
 
 
-@pytest.fixture(params=WAYS, ids=[f"{t}-{m}" for t, m in WAYS])
+@pytest.fixture(params=WAYS, ids=WAY_IDS)
 def way(request: pytest.FixtureRequest, markers: Path) -> Iterator[tuple[Any, str]]:
     """Where a client finds the server (stdio parameters or a URL), and the client's mode."""
     transport, mode = request.param
-    if transport == "stdio":
-        command = tether_command("--agent", SPEC)
-        params = StdioServerParameters(
-            command=command[0], args=command[1:], env=server_env(markers), cwd=markers
-        )
-        yield params, mode
-        return
-    server = HttpServer(markers, spec=SPEC)
-    try:
-        yield server.url, mode
-    finally:
-        server.close()
+    with reaching(transport, markers, SPEC) as where:
+        yield where, mode
 
 
 class Person:
@@ -57,13 +43,6 @@ class Person:
         if answer is None:
             return types.ElicitResult(action="decline")
         return types.ElicitResult(action="accept", content=answer)
-
-
-@asynccontextmanager
-async def client(way: tuple[Any, str], person: Person | None) -> AsyncIterator[Client]:
-    target, mode = way
-    async with Client(target, mode=mode, elicitation_callback=person) as connected:
-        yield connected
 
 
 ADA = {"name": "Ada", "email": "ada@example.com"}

@@ -5,6 +5,7 @@ have no output schema: a client reads their text."""
 
 from __future__ import annotations
 
+import functools
 import json
 import typing
 from typing import Any
@@ -17,6 +18,7 @@ __all__ = ["output_schema", "with_structure"]
 _NOT_OBJECTS = (str, bytes, type(None), Any, ToolResultBlock)
 
 
+@functools.lru_cache(maxsize=1024)  # read at every listing and call; a tool's hints stay put
 def output_schema(tool: Tool) -> dict[str, Any] | None:
     """The JSON schema of what ``tool``'s handler returns, when that is an object; None when it
     returns text, a value of another kind, or says nothing of what it returns."""
