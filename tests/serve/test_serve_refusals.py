@@ -68,7 +68,7 @@ ON_A_NEW_THREAD: dict[str, tuple[Refusal, int]] = {
         ),
         403,
     ),
-    "a frontend tool": (
+    "a front-end tool without a description": (
         lambda http, _: http.post("/agui", json=ask("hi", "with-tools", tools=[{"name": "x"}])),
         400,
     ),

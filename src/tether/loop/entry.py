@@ -32,11 +32,12 @@ def run_loop(
 ) -> AsyncGenerator[StreamEvent, None]:
     """The run, as events. Ends with ``SessionEndEvent`` (or raises, per the agent's policies);
     a typed run (``output``) keeps its value in ``state.output``. ``decisions`` makes it a
-    resume of a paused session (``user_message`` None)."""
+    resume of a paused session (a ``user_message`` then follows the decided calls' results,
+    once no call waits: ``tether serve`` sends one while a front-end call goes unanswered)."""
     middleware = with_ambient(agent.middleware)
     run = Run(agent, state, cancel, steering, middleware, output, decisions)
     resume = run.resume
-    whole = run.events if resume is None else lambda _: resume.events(run.events(None))
+    whole = run.events if resume is None else lambda m: resume.events(run.events(m))
     if not middleware:
         return whole(user_message)
     run.request = RunRequest(agent, state.context, user_message)

@@ -38,6 +38,7 @@ from ..messages import ToolResultBlock
 from ..tools.results import describe_exception
 from ..transports.base import Phase
 from ..types import StopReason, Usage
+from .frontend import is_frontend
 
 __all__ = ["PROTOCOL_VERSION", "Event", "RunEvents", "error_text", "interrupt", "usage_of"]
 
@@ -304,18 +305,18 @@ class RunEvents:
                 }
             ]
         finished: Event = {"type": "RUN_FINISHED", **ids, "usage": usage}
-        if end.stop_reason is StopReason.PAUSED and end.pending:
-            calls = [pending_to_dict(c) for c in end.pending]
-            finished["outcome"] = {
-                "type": "interrupt",
-                "interrupts": [interrupt(c) for c in end.pending],
-            }
+        held = [c for c in end.pending if not is_frontend(c)]  # the front end runs the others
+        if end.stop_reason is StopReason.PAUSED and held:
+            calls = [pending_to_dict(c) for c in held]
+            finished["outcome"] = {"type": "interrupt", "interrupts": [interrupt(c) for c in held]}
             return [{"type": "CUSTOM", "name": PAUSED, "value": {"calls": calls}}, finished]
         if end.stop_reason is StopReason.CANCELLED:
             finished["outcome"] = {"type": "cancelled"}
         else:
             finished["outcome"] = {"type": "success"}
         finished["result"] = {"stopReason": str(end.stop_reason), "iterations": end.iterations}
+        if end.pending:  # calls left to the front end: their results come with the next run
+            finished["result"]["frontendCalls"] = [c.id for c in end.pending]
         return [finished]
 
     def _custom(self, event: StreamEvent) -> list[Event]:

@@ -23,15 +23,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..agent import Agent
-from ..context import ContextStore, new_session_id
+from ..context import new_session_id
 from ..jsonforms import pending_to_dict
-from ..loop import AgentStream, CancellationToken, pending
+from ..events import StreamEvent
+from ..loop import CancellationToken, pending
 from ..messages import Message
-from ..stores.base import SessionInfo, SessionStore, check_session_id
+from ..stores.base import SessionInfo, SessionStore, StoredContext, check_session_id
 from ..tools.selector import read_tools
+from .agui import Event
+from .client_input import ClientInput, client_input
+from .front_run import FORKED, Plan, StateWatch, fork, front_events, plan_run, run_agent, start_run
+from .frontend import is_frontend
 from .history import agui_messages, title_of
 from .page import page_response
 from .runs import Busy, LiveRun, Runs, stream_of
+from .shared_state import STATE_PREFIX, delete_state, sharing
 from .wire import Refused, RunAsked, ServeLimits, json_body, run_input
 
 __all__ = ["TITLES_PER_LIST", "Server"]
@@ -62,6 +68,7 @@ class Server:
 
     async def sessions(self, request: Request) -> Response:
         found = sorted(await self.store.sessions(), key=lambda s: s.updated, reverse=True)
+        found = [info for info in found if not info.session_id.startswith(STATE_PREFIX)]
         await self._read_titles(found)
         return JSONResponse(
             [
@@ -115,6 +122,7 @@ class Server:
         self.titles.pop(session_id, None)
         if not await self.store.delete(session_id):
             raise Refused(404, f"no session {session_id!r}")
+        await delete_state(self.store, session_id)
         return Response(status_code=204)
 
     async def cancel(self, request: Request) -> Response:
@@ -125,28 +133,58 @@ class Server:
         return JSONResponse({"runId": live.run_id, "cancelled": True}, status_code=202)
 
     async def run(self, request: Request) -> Response:
-        asked = run_input(await json_body(request, self.limits), self.limits)
+        body = await json_body(request, self.limits)
+        asked = run_input(body, self.limits)
+        given = client_input(body, self.limits)  # tools, history, context, state
         thread = asked.thread_id or new_session_id()
+        if thread.startswith(STATE_PREFIX):
+            raise Refused(400, f"a threadId may not begin with {STATE_PREFIX!r}")
         try:
             live = self.runs.reserve(thread, asked.run_id or secrets.token_hex(8))
         except Busy as exc:
             raise Refused(409, str(exc)) from None
         try:
-            await self._check(_checked(thread), asked)
+            plan = await self._check(_checked(thread), asked, given)
+            agent = await run_agent(self.agent, given, plan.pending)
             context = await self.store.open(thread)
+            first = await self._first(context, plan)
+            state = await StateWatch.of(self.store, thread, given.state)
         except BaseException:
             self.runs.release(live)
             raise
+        if state.state:
+            first.append({"type": "STATE_SNAPSHOT", "snapshot": state.sent})
         queue = live.listen()
-        self.runs.start(live, lambda token: self._begin(context, asked, token))
+
+        def begin(token: CancellationToken) -> AsyncIterator[StreamEvent]:
+            stream = start_run(agent, context, asked, plan, token)
+            return front_events(stream, live, first, plan.quiet, state)
+
+        with sharing(state.state):  # the run's task starts with it: its tools read it
+            self.runs.start(live, begin)
         body = _events(live, queue, asked.cancel_on_disconnect)
         return StreamingResponse(body, media_type="text/event-stream", headers=_SSE_HEADERS)
 
-    async def _check(self, session_id: str, asked: RunAsked) -> None:
+    async def _first(self, context: StoredContext, plan: Plan) -> list[Event]:
+        """Fork the session where an edit asked (``plan.fork_at``); what the client is told
+        first."""
+        if plan.fork_at is None:
+            return []
+        branch = await fork(self.store, context, plan.fork_at)
+        value = {"threadId": context.session_id, "branch": branch, "at": plan.fork_at}
+        return [{"type": "CUSTOM", "name": FORKED, "value": value}]
+
+    async def _check(self, session_id: str, asked: RunAsked, given: ClientInput) -> Plan:
         """Refuse what the engine would not take, before anything is stored (opening a session
-        creates it): a new message while calls wait for a decision, a decision on a call that
-        does not wait (on a new thread, none does)."""
-        calls = pending(await self._view(session_id))
+        creates it): a history that differs from the stored one (unless an edit forks it), a
+        new message while calls wait for a decision, a decision on a call that does not wait
+        (on a new thread, none does). Calls that wait for the front end take its results, or
+        end unanswered when a new message comes (``front_run.plan_run``)."""
+        view = await self._view(session_id)
+        full = len(given.messages) > 1
+        history = await self.store.history_of(session_id) if full else view
+        plan = plan_run(history, view, asked, given)
+        calls = [call for call in plan.pending if not is_frontend(call)]
         waiting = {call.id for call in calls}
         if asked.message is not None and waiting:
             names = ", ".join(sorted(waiting))
@@ -162,6 +200,7 @@ class Server:
                 "a call that waits for the user's input takes answers (payload.answers), "
                 "and only such a call does",
             )
+        return plan
 
     async def _view(self, session_id: str) -> list[Message]:
         """The session's messages from where the model's view begins, read without creating
@@ -169,15 +208,6 @@ class Server:
         reader = getattr(self.store, "context_of", None)
         found: list[Message] = await (reader or self.store.history_of)(session_id)
         return found
-
-    def _begin(
-        self, context: ContextStore, asked: RunAsked, token: CancellationToken
-    ) -> AgentStream:
-        if asked.message is not None:
-            return self.agent.run_stream(asked.message, context, cancel=token)
-        return self.agent.resume_stream(
-            context, asked.approve, asked.deny, answers=asked.answers or None, cancel=token
-        )
 
 
 def _checked(session_id: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 from ..events import StreamEvent
-from ..loop import AgentStream, CancellationToken
+from ..loop import CancellationToken
 from ..transports.base import CompletionTransport, Phase, ReportsProgress
 from .agui import Event, RunEvents, error_text
 
@@ -68,8 +68,9 @@ class LiveRun:
             self.listeners.remove(queue)
 
 
-StartRun = Callable[[CancellationToken], AgentStream]
-"""Starts the run's engine stream, given the token that cancels it."""
+StartRun = Callable[[CancellationToken], AsyncIterator[StreamEvent]]
+"""Starts the run's engine stream (an ``AgentStream``, or events drawn from one), given the
+token that cancels it."""
 
 
 class Runs:

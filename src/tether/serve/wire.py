@@ -72,15 +72,20 @@ def run_input(body: Any, limits: ServeLimits) -> RunAsked:
     if not isinstance(body, dict):
         raise Refused(400, "the body must be an AG-UI RunAgentInput object")
     thread, run = _optional_id(body, "threadId"), _optional_id(body, "runId")
-    if body.get("tools"):
-        raise Refused(400, "this server runs its agent's own tools; it takes no frontend tools")
     props = body.get("forwardedProps")
     leave = isinstance(props, dict) and props.get("cancelOnDisconnect") is True
     resume = body.get("resume")
     if resume:
         approve, deny, answers = _decisions(resume)
         return RunAsked(thread, run, None, approve, deny, leave, answers)
-    return RunAsked(thread, run, _last_user_text(body.get("messages"), limits), (), {}, leave)
+    messages = body.get("messages")
+    if isinstance(messages, list) and messages and _role(messages[-1]) == "tool":
+        return RunAsked(thread, run, None, (), {}, leave)  # front-end results (client_input)
+    return RunAsked(thread, run, _last_user_text(messages, limits), (), {}, leave)
+
+
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, dict) else None
 
 
 def _optional_id(body: dict[str, Any], key: str) -> str | None:
@@ -94,10 +99,14 @@ def _optional_id(body: dict[str, Any], key: str) -> str | None:
 
 def _last_user_text(messages: Any, limits: ServeLimits) -> str:
     if not isinstance(messages, list) or not messages:
-        raise Refused(400, "messages must end with the user's new message")
+        raise Refused(
+            400, "messages must end with the user's new message (or the front end's tool results)"
+        )
     last = messages[-1]
     if not isinstance(last, dict) or last.get("role") != "user":
-        raise Refused(400, "the last message must be the user's (role 'user')")
+        raise Refused(
+            400, "the last message must be the user's (role 'user') or a tool result (role 'tool')"
+        )
     text = _text(last.get("content"))
     if not text.strip():
         raise Refused(400, "the user's message is empty")
