@@ -23,9 +23,10 @@ from ..stores.base import SessionStore
 from .access import Access, Guard, Receive, Scope, Send
 from .agui import PROTOCOL_VERSION
 from .runs import Runs
+from .shared_state import shared_state
 from .wire import Refused, ServeLimits
 
-__all__ = ["PROTOCOL_VERSION", "ServeLimits", "ServerApp", "app"]
+__all__ = ["PROTOCOL_VERSION", "ServeLimits", "ServerApp", "app", "shared_state"]
 
 
 class ServerApp:
