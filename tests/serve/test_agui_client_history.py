@@ -50,7 +50,9 @@ async def streamed_history(http: httpx.AsyncClient, body: dict[str, Any]) -> lis
 
 
 @pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, ScriptedTransport, SQLiteStore]]:
+async def served(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[httpx.AsyncClient, ScriptedTransport, SQLiteStore]]:
     model = ScriptedTransport([], then=Reply("An answer."))
     async with (
         SQLiteStore(tmp_path / "chats.db") as store,
@@ -62,10 +64,9 @@ async def served(tmp_path: Path) -> AsyncIterator[tuple[httpx.AsyncClient, Scrip
 
 async def two_turns(http: httpx.AsyncClient, thread: str) -> list[dict[str, Any]]:
     held = await streamed_history(http, {"threadId": thread, "messages": [user("one", "u1")]})
-    held = await streamed_history(
+    return await streamed_history(
         http, {"threadId": thread, "messages": [*held, user("two", "u2")]}
     )
-    return held
 
 
 async def test_the_same_history_and_a_new_message_runs(
@@ -76,8 +77,10 @@ async def test_the_same_history_and_a_new_message_runs(
     events = await run(http, {"threadId": "same", "messages": [*held, user("three", "u3")]})
     assert events[-1]["type"] == "RUN_FINISHED"
     assert texts(model, 2) == [
-        ("user", "one"), ("assistant", "An answer."),
-        ("user", "two"), ("assistant", "An answer."),
+        ("user", "one"),
+        ("assistant", "An answer."),
+        ("user", "two"),
+        ("assistant", "An answer."),
         ("user", "three"),
     ]
     stored = (await http.get("/api/sessions/same")).json()["messages"]
@@ -91,7 +94,10 @@ async def test_the_same_history_and_a_new_message_runs(
         (lambda h: [user("ONE", "u1"), *h[1:]], "stored user 'one', sent user 'ONE'"),
         (lambda h: h[2:], "stored user 'one', sent user 'two'"),
         (lambda h: h[:-1], "leaves out what the stored session holds from s3"),
-        (lambda h: [*h, {"id": "x", "role": "assistant", "content": "made up"}], "not in the stored"),
+        (
+            lambda h: [*h, {"id": "x", "role": "assistant", "content": "made up"}],
+            "not in the stored",
+        ),
     ],
     ids=["edited", "removed", "answer dropped", "never stored"],
 )
@@ -120,14 +126,20 @@ async def test_an_edit_forks_the_session_and_keeps_the_old_branch(
     first_turn = [m for m in held[:2] if m["role"] != "reasoning"]
     events = await run(
         http,
-        {"threadId": "fork", "messages": [*first_turn, user("TWO, edited")], "forwardedProps": EDIT},
+        {
+            "threadId": "fork",
+            "messages": [*first_turn, user("TWO, edited")],
+            "forwardedProps": EDIT,
+        },
     )
     assert events[0]["type"] == "RUN_STARTED" and events[0]["threadId"] == "fork"
     forked = events[1]
     assert forked["type"] == "CUSTOM" and forked["name"] == "tether.forked"
     assert forked["value"]["threadId"] == "fork" and forked["value"]["at"] == 2
     assert texts(model, 2) == [
-        ("user", "one"), ("assistant", "An answer."), ("user", "TWO, edited")
+        ("user", "one"),
+        ("assistant", "An answer."),
+        ("user", "TWO, edited"),
     ]
     branch = forked["value"]["branch"]
     assert await store.history_of(branch) == old  # nothing lost
@@ -142,10 +154,9 @@ async def test_a_regenerate_forks_at_the_user_message_and_answers_it_again(
 ) -> None:
     http, model, _ = served
     held = await two_turns(http, "again")
-    upto = [m for m in held if m["role"] != "reasoning"][:3]  # one, answer, two (its answer dropped)
-    events = await run(
-        http, {"threadId": "again", "messages": upto, "forwardedProps": EDIT}
-    )
+    kept = [m for m in held if m["role"] != "reasoning"]
+    upto = kept[:3]  # one, answer, two (its answer dropped)
+    events = await run(http, {"threadId": "again", "messages": upto, "forwardedProps": EDIT})
     assert events[1]["name"] == "tether.forked" and events[1]["value"]["at"] == 2
     assert texts(model, 2)[-1] == ("user", "two")
     assert (await http.get("/api/sessions/again")).json()["total"] == 4

@@ -88,7 +88,9 @@ async def test_a_front_end_call_is_left_to_the_front_end_and_its_result_goes_on(
         offered = next(t for t in model.requests[0].tools if t.name == "confirm")
         assert offered.description == CONFIRM["description"]
         assert offered.schema["properties"] == CONFIRM["parameters"]["properties"]
-        start = next(e for e in first if e["type"] == "TOOL_CALL_START" and e["toolCallId"] == "fe1")
+        start = next(
+            e for e in first if e["type"] == "TOOL_CALL_START" and e["toolCallId"] == "fe1"
+        )
         assert start["toolCallName"] == "confirm"
         assert {"type": "TOOL_CALL_END", "toolCallId": "fe1"} in first
         results = {e["toolCallId"]: e for e in first if e["type"] == "TOOL_CALL_RESULT"}
@@ -101,8 +103,10 @@ async def test_a_front_end_call_is_left_to_the_front_end_and_its_result_goes_on(
         shown = (await http.get("/api/sessions/t1")).json()
         assert [p["id"] for p in shown["pending"]] == ["fe1"]  # the call waits, stored
 
-        history = [*shown["messages"], {"id": "r1", "role": "tool", "toolCallId": "fe1",
-                                        "content": "yes"}]
+        history = [
+            *shown["messages"],
+            {"id": "r1", "role": "tool", "toolCallId": "fe1", "content": "yes"},
+        ]
         second = await run(http, {"threadId": "t1", "messages": history, "tools": [CONFIRM]})
         order_is_sound(second)
         seen = results_seen(model, 1)

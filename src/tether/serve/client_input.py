@@ -56,7 +56,7 @@ def client_input(body: dict[str, Any], limits: ServeLimits) -> ClientInput:
     props = body.get("forwardedProps")
     ours = props.get("tether") if isinstance(props, dict) else None
     if ours is not None and not isinstance(ours, dict):
-        raise Refused(400, "forwardedProps.tether must be an object (e.g. {\"edit\": true})")
+        raise Refused(400, 'forwardedProps.tether must be an object (e.g. {"edit": true})')
     edit = isinstance(ours, dict) and ours.get("edit") is True
     return ClientInput(
         frontend_tools(body.get("tools")),

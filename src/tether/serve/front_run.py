@@ -119,7 +119,9 @@ async def run_agent(agent: Agent, given: ClientInput, waiting: Sequence[PendingC
     tools = as_tools(given.tools, names)
     system = agent.system
     if given.context:
-        system = f"{system}\n\n{context_note(given.context)}" if system else context_note(given.context)
+        system = (
+            f"{system}\n\n{context_note(given.context)}" if system else context_note(given.context)
+        )
     return dataclasses.replace(agent, tools=[*agent.tools, *tools], system=system)
 
 
@@ -185,8 +187,8 @@ async def front_events(
     """``stream``'s events, but those of the ``quiet`` calls (the front end gave their results:
     it has them); ``first`` published before them, and a STATE_DELTA after each call that
     changed the state."""
-    for event in first:
-        live.publish(encode(event))
+    for told in first:
+        live.publish(encode(told))
     async for event in stream:
         if isinstance(event, ToolDispatch | ToolResult) and event.tool_use_id in quiet:
             continue

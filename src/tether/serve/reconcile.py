@@ -1,13 +1,15 @@
 """The client's history (AG-UI ``messages``) against the stored session, which is the truth.
 
 Both are read as a sequence of what counts: the user's words, the assistant's words and the
-calls it made (by id, each once: a run may stream a call again); reasoning, activity, system,
-developer and tool messages are not compared in order (a result the client was given later than
-it is stored is no difference), but a result for a call the session never made is refused. A client that sends only its new message, or the stored history and
-something new (a user message, results for calls that wait for the front end), runs as it
-asks. One whose history differs (a message edited or removed, an answer dropped to have it
-again) is refused with what differs, unless it asks for a fork (``forwardedProps.tether.edit``):
-then the session is forked where it differs (``fork_at``).
+calls it made (by id, each once: a run may stream a call again). Reasoning, activity, system,
+developer and tool messages are not compared in order (a result the client got later than it
+is stored is no difference); a result for a call the session never made is refused.
+
+A client that sends only its new message, or the stored history and something new (a user
+message, results for calls that wait for the front end), runs as it asks. One whose history
+differs (a message edited or removed, an answer dropped to have it again) is refused with what
+differs, unless it asks for a fork (``forwardedProps.tether.edit``): then the session is forked
+where it differs (``fork_point``).
 """
 
 from __future__ import annotations

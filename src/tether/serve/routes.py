@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..agent import Agent
 from ..context import new_session_id
-from ..jsonforms import pending_to_dict
 from ..events import StreamEvent
+from ..jsonforms import pending_to_dict
 from ..loop import CancellationToken, pending
 from ..messages import Message
 from ..stores.base import SessionInfo, SessionStore, StoredContext, check_session_id

@@ -99,7 +99,11 @@ def json_patch(old: Any, new: Any, path: str = "") -> list[dict[str, Any]]:
                 ops.extend(json_patch(old[key], value, at))
         return ops
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [op for i, (a, b) in enumerate(zip(old, new, strict=True)) for op in json_patch(a, b, f"{path}/{i}")]
+        return [
+            op
+            for i, (a, b) in enumerate(zip(old, new, strict=True))
+            for op in json_patch(a, b, f"{path}/{i}")
+        ]
     if type(old) is type(new) and old == new:
         return []
     return [{"op": "replace", "path": path, "value": copy.deepcopy(new)}]
