@@ -201,3 +201,46 @@ async def test_a_hostile_client_cannot_hold_the_server(store: SQLiteStore) -> No
         assert answer.status_code == 413
         events = await run(http, {"messages": [{"role": "user", "content": "hi"}]})
         assert events[-1]["type"] == "RUN_FINISHED"
+
+
+async def test_a_reply_with_a_held_call_and_a_front_end_call_is_answered_in_one_request(
+    store: SQLiteStore,
+) -> None:
+    """The interrupt names only the call held for approval; one request approves it and gives
+    the front end's result, and the run goes on with both."""
+    model = ScriptedTransport(
+        [
+            Reply(
+                tool_calls=[
+                    Call("confirm", {"question": "?"}, id="fe"),
+                    Call("add", {"a": 1, "b": 1}, id="held"),
+                ]
+            ),
+            Reply("Both done."),
+        ]
+    )
+    agent = Agent("s", model, tools=[add], approval=["add"])
+    async with serving(app(agent, store)) as base, client(base) as http:
+        user = {"id": "u1", "role": "user", "content": "do both"}
+        first = await run(http, {"threadId": "mix", "messages": [user], "tools": [CONFIRM]})
+        order_is_sound(first)
+        end = first[-1]
+        assert end["outcome"]["type"] == "interrupt"
+        assert [i["id"] for i in end["outcome"]["interrupts"]] == ["held"]
+        paused = next(e for e in first if e["type"] == "CUSTOM")
+        assert [c["id"] for c in paused["value"]["calls"]] == ["held"]
+        stored = (await http.get("/api/sessions/mix")).json()["messages"]
+        body = {
+            "threadId": "mix",
+            "messages": [*stored, {"id": "r", "role": "tool", "toolCallId": "fe", "content": "ok"}],
+            "tools": [CONFIRM],
+            "resume": [
+                {"interruptId": "held", "status": "resolved", "payload": {"approved": True}}
+            ],
+        }
+        second = await run(http, body)
+        assert second[-1]["outcome"] == {"type": "success"}
+        seen = results_seen(model, 1)
+        assert seen["fe"].text == "ok" and seen["held"].text == "2"
+        results = [e["toolCallId"] for e in second if e["type"] == "TOOL_CALL_RESULT"]
+        assert results == ["held"]  # the front end's own result is not streamed back to it
