@@ -94,6 +94,7 @@ def app(
         Route("/api/sessions/{session:str}", server.delete, methods=["DELETE"]),
         Route("/api/sessions/{session:str}/cancel", server.cancel, methods=["POST"]),
         Route("/agui", server.run, methods=["POST"]),
+        Route("/agui/{session:str}/events", server.attach, methods=["GET"]),
     ]
     starlette = Starlette(routes=routes, lifespan=lifespan, exception_handlers={Refused: refused})
     return ServerApp(Guard(starlette, access), runs)
