@@ -83,7 +83,7 @@ class LiveRun:
         self.kept += len(chunk)
         self.publish(chunk)
 
-    def trim(self, events: RunEvents, cap: int = LOG_BYTES) -> None:
+    def trim(self, events: RunEvents, cap: int) -> None:
         """Past ``cap`` bytes, and with nothing open: drop the log, kept as a snapshot of the
         session now (a client that missed those events reads the snapshot instead)."""
         if self.kept <= cap or not events.idle:
@@ -205,7 +205,7 @@ class Runs:
         for translated in events.of(event):
             live.send(translated)
         if live.kept > LOG_BYTES:
-            live.trim(events)
+            live.trim(events, LOG_BYTES)
 
     def stop_soon(self) -> None:
         """Ask every run under way to stop, and end every stream now (the server is going
