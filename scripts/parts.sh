@@ -2,12 +2,14 @@
 # Install, where missing, the real parts the tests use on a Debian machine: node with
 # @modelcontextprotocol/server-everything (into $TETHER_CACHE_DIR/npm), the MCP conformance suite
 # with the newer node it needs (into $TETHER_CACHE_DIR/npm-conformance, pinned in
-# scripts/mcp-conformance.sh), Chromium, PostgreSQL and Redis. Idempotent; after the first run it
-# fetches nothing. scripts/test.sh and .ci/run call it.
+# scripts/mcp-conformance.sh), the official AG-UI client (@ag-ui/client, into
+# $TETHER_CACHE_DIR/npm-agui, run by the conformance suite's node), Chromium, PostgreSQL and Redis.
+# Idempotent; after the first run it fetches nothing. scripts/test.sh and .ci/run call it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EVERYTHING_VERSION=2026.8.31
+AGUI_CLIENT_VERSION=1.0.4
 export TETHER_CACHE_DIR="${TETHER_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tether}"
 
 has_pg() { command -v initdb > /dev/null || ls /usr/lib/postgresql/*/bin/initdb > /dev/null 2>&1; }
@@ -33,3 +35,11 @@ if ! grep -q "\"version\": \"$EVERYTHING_VERSION\"" "$installed" 2> /dev/null; t
 fi
 
 scripts/mcp-conformance.sh --install  # its own node; the system's stays as it is
+
+agui_dir="$TETHER_CACHE_DIR/npm-agui"  # tests/serve/test_agui_client.py
+if ! grep -q "\"version\": \"$AGUI_CLIENT_VERSION\"" \
+    "$agui_dir/node_modules/@ag-ui/client/package.json" 2> /dev/null; then
+    mkdir -p "$agui_dir"
+    npm install --prefix "$agui_dir" --no-audit --no-fund --silent --save-exact \
+        "@ag-ui/client@$AGUI_CLIENT_VERSION"
+fi
