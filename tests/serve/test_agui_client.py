@@ -12,14 +12,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from parts import absent
 from served import serving
 from tether import Agent, tool
 from tether.serve import app
 from tether.serve.history import agui_messages
 from tether.stores import SQLiteStore
 from tether.testing import Call, Hold, Reply, ScriptedTransport
-
-from parts import absent
 
 HERE = Path(__file__).parent / "agui_client"
 CACHE = Path(
@@ -61,8 +60,12 @@ async def test_the_official_client_runs_a_session_with_no_glue(tmp_path: Path) -
     agent = Agent("s", script(gate), tools=[add, remove], approval=["remove"])
     async with SQLiteStore(tmp_path / "c.db") as store, serving(app(agent, store)) as base:
         node = await asyncio.create_subprocess_exec(
-            str(NODE), str(HERE / "session.mjs"), str(MODULES), base,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            str(NODE),
+            str(HERE / "session.mjs"),
+            str(MODULES),
+            base,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
         assert node.stdout is not None and node.stdin is not None
@@ -85,7 +88,11 @@ async def test_the_official_client_runs_a_session_with_no_glue(tmp_path: Path) -
     chat = steps["chat"]  # each step against the session as the store kept it then
     assert chat["messages"] == stored["chat"]
     assert [m["role"] for m in chat["messages"]] == [
-        "user", "reasoning", "assistant", "tool", "assistant"
+        "user",
+        "reasoning",
+        "assistant",
+        "tool",
+        "assistant",
     ]
     assert {"REASONING_MESSAGE_START", "TOOL_CALL_RESULT", "MESSAGES_SNAPSHOT"} <= set(
         chat["types"]

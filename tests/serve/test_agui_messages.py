@@ -73,9 +73,8 @@ async def test_each_message_streams_under_its_stored_id(store: SQLiteStore) -> N
         again = await run(http, ask("thanks", thread))
         after = (await http.get(f"/api/sessions/{thread}")).json()["messages"]
 
-    assert [m["role"] for m in stored] == ["user", "reasoning", "assistant", "tool", "tool"] + [
-        "assistant"
-    ]
+    roles = ["user", "reasoning", "assistant", "tool", "tool", "assistant"]
+    assert [m["role"] for m in stored] == roles
     assert stored[1] == {"id": "s1.r0", "role": "reasoning", "content": "Two sums."}
     by_id = {m["id"]: m for m in stored}
     built = streamed(events)

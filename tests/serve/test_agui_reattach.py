@@ -52,8 +52,12 @@ class Slow:
 def script(gate: asyncio.Event) -> ScriptedTransport:
     return ScriptedTransport(
         [
-            Reply("Adding " * 30, reasoning="sums " * 20, tool_calls=[Call("add", {"a": 2, "b": 3})],
-                  chunks=30),
+            Reply(
+                "Adding " * 30,
+                reasoning="sums " * 20,
+                tool_calls=[Call("add", {"a": 2, "b": 3})],
+                chunks=30,
+            ),
             Reply("Once more " * 20, tool_calls=[Call("add", {"a": 1, "b": 1})], chunks=20),
             Hold(gate, Reply("They are 5 and 2. " * 10, chunks=30)),
         ]
@@ -95,7 +99,11 @@ def ended(event: dict[str, Any]) -> bool:
 
 
 async def hopper(
-    http: httpx.AsyncClient, thread: str, rng: random.Random, by_query: bool, hops: int,
+    http: httpx.AsyncClient,
+    thread: str,
+    rng: random.Random,
+    by_query: bool,
+    hops: int,
     ready: asyncio.Queue[None],
 ) -> list[Seen]:
     """A client that leaves its stream at random points (after a few events, or a quiet

@@ -17,13 +17,12 @@ from typing import Any
 
 import httpx
 
+from parts import absent
 from served import EVENT, client, kinds, serving
 from tether import Agent, tool
 from tether.serve import app
 from tether.stores import SQLiteStore
 from tether.testing import Call, Reply, ScriptedTransport
-
-from parts import absent
 
 ROOT = Path(__file__).parents[2]
 SCRIPT = Path(__file__).parent / "agui_client" / "copilotkit.mjs"
@@ -48,8 +47,13 @@ async def copilotkit(tether: str) -> AsyncIterator[str]:
         absent("@copilotkit/runtime (with its node)", "scripts/parts.sh installs it")
     env = dict(os.environ, COPILOTKIT_TELEMETRY_DISABLED="1", DO_NOT_TRACK="1")
     node = await asyncio.create_subprocess_exec(
-        str(NODE), str(SCRIPT), str(MODULES), tether, env=env,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        str(NODE),
+        str(SCRIPT),
+        str(MODULES),
+        tether,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     assert node.stdin is not None and node.stdout is not None and node.stderr is not None
@@ -69,8 +73,13 @@ async def copilotkit(tether: str) -> AsyncIterator[str]:
 def run_input(thread: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
     """A ``RunAgentInput`` as CopilotKit's React client sends it: the whole history, no tools."""
     return {
-        "threadId": thread, "runId": os.urandom(8).hex(), "messages": messages,
-        "tools": [], "context": [], "state": {}, "forwardedProps": {},
+        "threadId": thread,
+        "runId": os.urandom(8).hex(),
+        "messages": messages,
+        "tools": [],
+        "context": [],
+        "state": {},
+        "forwardedProps": {},
     }
 
 
@@ -89,8 +98,11 @@ async def events(http: httpx.AsyncClient, url: str, body: dict[str, Any]) -> lis
 
 async def test_a_copilotkit_runtime_serves_a_tether_agent(tmp_path: Path) -> None:
     model = ScriptedTransport(
-        [Reply("Adding.", tool_calls=[Call("add", {"a": 2, "b": 3})]), Reply("It is 5."),
-         Reply("You are welcome.")]
+        [
+            Reply("Adding.", tool_calls=[Call("add", {"a": 2, "b": 3})]),
+            Reply("It is 5."),
+            Reply("You are welcome."),
+        ]
     )
     agent = Agent("s", model, tools=[add])
     async with (
@@ -114,9 +126,8 @@ async def test_a_copilotkit_runtime_serves_a_tether_agent(tmp_path: Path) -> Non
         async with client(base) as direct:
             shown = (await direct.get(f"/api/sessions/{thread}")).json()["messages"]
     assert second[-2]["messages"] == shown
-    assert [m["role"] for m in shown] == ["user", "assistant", "tool", "assistant", "user"] + [
-        "assistant"
-    ]
+    roles = ["user", "assistant", "tool", "assistant", "user", "assistant"]
+    assert [m["role"] for m in shown] == roles
     assert shown[-1]["content"] == "You are welcome."
 
 

@@ -233,7 +233,9 @@ class RunEvents:
     @property
     def idle(self) -> bool:
         """Whether nothing is open: no message, call or step started and not ended."""
-        return self._text is None and self._reasoning is None and not self._calls and not self._steps
+        return (
+            self._text is None and self._reasoning is None and not self._calls and not self._steps
+        )
 
     def step(self, phase: Phase) -> list[Event]:
         """STEP_STARTED for a phase that starts, STEP_FINISHED for one that is over (none for
