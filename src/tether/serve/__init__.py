@@ -9,7 +9,8 @@ Without ``token`` the app answers only requests addressed to a loopback host (bi
 127.0.0.1); with one, every request carries it (``Authorization: Bearer``, or the cookie a
 one-time link from ``login_code()`` sets). A client that disconnects cancels nothing unless its
 ``RunAgentInput`` asks for that (``forwardedProps.cancelOnDisconnect``): the run finishes and is
-stored, and the session can be read again.
+stored, and the session can be read again, or the run attached to again while it goes on
+(``GET /agui/{threadId}/events`` with ``Last-Event-ID``).
 """
 
 from __future__ import annotations
