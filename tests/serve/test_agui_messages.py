@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from served import ask, client, decide, kinds, run, serving
-from tether import Agent, tool
+from tether import Agent, Compaction, Usage, tool
+from tether.context.policy import estimate_chars
 from tether.serve import ServeLimits, app
 from tether.stores import SQLiteStore
 from tether.testing import Call, Reply, ScriptedTransport
+from tether.testing.common import Request
 
 
 @tool
@@ -132,3 +134,36 @@ async def test_a_snapshot_shows_the_last_max_shown_messages(store: SQLiteStore) 
     assert [m["id"] for m in first] == ["s2", "s3", "s4"]
     assert [m["id"] for m in last] == ["s3", "s4", "s5"]
     assert [m["content"] for m in last] == ["two", "c", "three"]
+
+
+def lookup(key: str) -> str:
+    """Look a key up (a long answer, so that the session is compacted)."""
+    return f"value of {key}: " + "x" * 1200
+
+
+async def test_a_compacted_sessions_snapshot_keeps_the_stored_ids(store: SQLiteStore) -> None:
+    """A store that reads a compacted session from its summary on (SQLite) gives the run a
+    tail of the session: the snapshot still names each message by its place in the whole."""
+    replies = [Reply(tool_calls=[Call("lookup", {"key": f"k{i}"})]) for i in range(6)]
+    replies += [Reply("done"), Reply("again")]
+
+    def step(request: Request) -> Reply:
+        reply = replies.pop(0)
+        size = sum(estimate_chars(m) for m in request.messages) // 4
+        return Reply(reply.text, reply.tool_calls, Usage(input_tokens=size, output_tokens=10))
+
+    summaries = ScriptedTransport([Reply(f"S{i}") for i in range(1, 6)])
+    policy = Compaction(max_tokens=1000, summarizer=summaries, keep_last=3)
+    agent = Agent("s", ScriptedTransport([], then=step), tools=[lookup], context_policy=policy)
+    async with serving(app(agent, store)) as base, client(base) as http:
+        thread = (await run(http, ask("go")))[0]["threadId"]
+        events = await run(http, ask("once more", thread))
+        stored = (await http.get(f"/api/sessions/{thread}")).json()["messages"]
+    assert summaries.call_count >= 1
+    first, last = snapshots(events)
+    by_id = {m["id"]: m for m in stored}
+    assert first and all(by_id[m["id"]] == m for m in first)  # each under its stored id
+    # the run read the session from the last compaction's kept messages on; so does the snapshot
+    assert first[0]["id"] != "s0" and any(m["role"] == "activity" for m in first)
+    assert first[-1] == {"id": f"s{len(stored) - 2}", "role": "user", "content": "once more"}
+    assert last[-len(first) :] == stored[-len(first) :] and last == stored[-len(last) :]
