@@ -55,6 +55,7 @@ CHUNKS = 20
 MESSAGES = 4  # a session's messages after one run: user, tool call, tool result, answer
 EXPECTED = [
     "RUN_STARTED",
+    "MESSAGES_SNAPSHOT",
     "TOOL_CALL_START",
     "TOOL_CALL_ARGS",
     "TOOL_CALL_END",
@@ -62,6 +63,7 @@ EXPECTED = [
     "TEXT_MESSAGE_START",
     *["TEXT_MESSAGE_CONTENT"] * CHUNKS,
     "TEXT_MESSAGE_END",
+    "MESSAGES_SNAPSHOT",
     "RUN_FINISHED",
 ]
 STREAM_TIMEOUT = 120  # seconds a stream may take before it counts as lost
@@ -139,6 +141,8 @@ def bare_app(gate: Gate) -> Any:
     async def events(said: str) -> AsyncIterator[bytes]:
         thread, run = secrets.token_hex(16), secrets.token_hex(8)
         yield sse({"type": "RUN_STARTED", "threadId": thread, "runId": run})
+        user = {"id": "s0", "role": "user", "content": said}
+        yield sse({"type": "MESSAGES_SNAPSHOT", "messages": [user]})
         args = json.dumps({"ms": TOOL_MS})
         yield sse({"type": "TOOL_CALL_START", "toolCallId": "call_1", "toolCallName": "wait"})
         yield sse({"type": "TOOL_CALL_ARGS", "toolCallId": "call_1", "delta": args})
@@ -155,6 +159,14 @@ def bare_app(gate: Gate) -> Any:
             else:
                 await asyncio.sleep(CHUNK_MS / 1000)
         yield sse({"type": "TEXT_MESSAGE_END", "messageId": message})
+        call = {"id": "call_1", "type": "function", "function": {"name": "wait", "arguments": args}}
+        stored = [
+            user,
+            {"id": "s1", "role": "assistant", "content": "", "toolCalls": [call]},
+            {"id": "s2.0", "role": "tool", "toolCallId": "call_1", "content": "waited"},
+            {"id": "s3", "role": "assistant", "content": TEXT},
+        ]
+        yield sse({"type": "MESSAGES_SNAPSHOT", "messages": stored})
         yield sse({"type": "RUN_FINISHED", "threadId": thread, "runId": run})
 
     async def agui(request: Request) -> Response:

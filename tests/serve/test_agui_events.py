@@ -192,13 +192,15 @@ async def test_the_server_streams_the_models_phases_as_steps(tmp_path: Path) -> 
         EVENT.validate_python(event)
     assert kinds(first) == [
         "RUN_STARTED",
+        "MESSAGES_SNAPSHOT",
         "STEP_STARTED",
         "STEP_FINISHED",
         "TEXT_MESSAGE_START",
         "TEXT_MESSAGE_CONTENT",
         "TEXT_MESSAGE_END",
+        "MESSAGES_SNAPSHOT",
         "RUN_FINISHED",
     ]
-    assert first[1]["stepName"] == first[2]["stepName"] == "loading the model"
+    assert first[2]["stepName"] == first[3]["stepName"] == "loading the model"
     assert "STEP_STARTED" not in kinds(second)
     assert model.listeners == []  # each run stopped listening when it ended

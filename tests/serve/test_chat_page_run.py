@@ -224,18 +224,21 @@ async def test_the_events_panel_lists_the_runs_events(tmp_path: Path, browser: A
         kinds = [row.split()[1] for row in shown]
         assert kinds == [
             "RUN_STARTED",
+            "MESSAGES_SNAPSHOT",
             "TEXT_MESSAGE",
             "TOOL_CALL_START",
             "TOOL_CALL_END",
             "TOOL_CALL_RESULT",
             "TEXT_MESSAGE",
+            "MESSAGES_SNAPSHOT",
             "RUN_FINISHED",
         ]
         offsets = [float(row.split()[0].removeprefix("+").removesuffix("s")) for row in shown]
         assert offsets == sorted(offsets) and offsets[0] >= 0
-        assert "Adding." in shown[1]
-        assert "add" in shown[2] and '"a":2' in shown[3].replace(" ", "")
-        assert "5" in shown[4]
+        assert "1 message" in shown[1] and "4 messages" in shown[7]
+        assert "Adding." in shown[2]
+        assert "add" in shown[3] and '"a":2' in shown[4].replace(" ", "")
+        assert "5" in shown[5]
         assert "tokens" in shown[-1] and "success" in shown[-1]
         # a second run is added below the first; another session starts an empty panel
         await send(page, "again?")

@@ -77,6 +77,7 @@ async def test_a_run_streams_text_and_tool_calls_and_is_stored(store: SQLiteStor
         in_order(events)
         assert kinds(events) == [
             "RUN_STARTED",
+            "MESSAGES_SNAPSHOT",
             "TEXT_MESSAGE_START",
             "TEXT_MESSAGE_CONTENT",
             "TEXT_MESSAGE_CONTENT",
@@ -90,6 +91,7 @@ async def test_a_run_streams_text_and_tool_calls_and_is_stored(store: SQLiteStor
             "TEXT_MESSAGE_CONTENT",
             "TEXT_MESSAGE_CONTENT",
             "TEXT_MESSAGE_END",
+            "MESSAGES_SNAPSHOT",
             "RUN_FINISHED",
         ]
         thread = events[0]["threadId"]
@@ -189,6 +191,7 @@ async def test_one_run_at_a_time_per_session_and_stop_cancels_it(store: SQLiteSt
             stream = events_of(response)
             started = await anext(stream)
             thread = started["threadId"]
+            assert (await anext(stream))["type"] == "MESSAGES_SNAPSHOT"
             assert (await anext(stream))["type"] == "TEXT_MESSAGE_START"
             busy = await http.post("/agui", json=ask("again", thread))
             assert busy.status_code == 409

@@ -9,7 +9,8 @@ Without ``token`` the app answers only requests addressed to a loopback host (bi
 127.0.0.1); with one, every request carries it (``Authorization: Bearer``, or the cookie a
 one-time link from ``login_code()`` sets). A client that disconnects cancels nothing unless its
 ``RunAgentInput`` asks for that (``forwardedProps.cancelOnDisconnect``): the run finishes and is
-stored, and the session can be read again.
+stored, and the session can be read again, or the run attached to again while it goes on
+(``GET /agui/{threadId}/events`` with ``Last-Event-ID``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ def app(
         Route("/api/sessions/{session:str}", server.delete, methods=["DELETE"]),
         Route("/api/sessions/{session:str}/cancel", server.cancel, methods=["POST"]),
         Route("/agui", server.run, methods=["POST"]),
+        Route("/agui/{session:str}/events", server.attach, methods=["GET"]),
     ]
     starlette = Starlette(routes=routes, lifespan=lifespan, exception_handlers={Refused: refused})
     return ServerApp(Guard(starlette, access), runs)

@@ -9,13 +9,18 @@ model loading its weights: a transport's ``Phase``) is a STEP_STARTED and a STEP
 cancelled) or RUN_ERROR, every step finished before it. What AG-UI has no event for travels as
 CUSTOM events named ``tether.*``; calls held for approval are the ``tether.paused`` event, then
 the RUN_FINISHED interrupt outcome.
+
+Given the run's ``Places`` (where its session's messages go), every message is streamed under
+the id it is stored with (``serve/history.py``), a MESSAGES_SNAPSHOT of the session follows
+RUN_STARTED (the run's new message in it) and comes again just before the run's end: a client
+that merges messages by id ends with exactly what the session holds.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeAlias
 
 from ..events import (
     Compacted,
@@ -34,13 +39,23 @@ from ..events import (
     ToolUseStart,
 )
 from ..jsonforms import pending_to_dict
-from ..messages import ToolResultBlock
+from ..messages import Message, ToolResultBlock
 from ..tools.results import describe_exception
 from ..transports.base import Phase
 from ..types import StopReason, Usage
 from .frontend import is_frontend
+from .history import agui_messages, reasoning_id, result_id, text_id
 
-__all__ = ["PROTOCOL_VERSION", "Event", "RunEvents", "error_text", "interrupt", "usage_of"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Event",
+    "Places",
+    "RunEvents",
+    "error_text",
+    "interrupt",
+    "messages_snapshot",
+    "usage_of",
+]
 
 PROTOCOL_VERSION = "1.0"
 PAUSED = "tether.paused"  # the CUSTOM event naming the calls that wait for approval
@@ -100,6 +115,30 @@ def interrupt(call: PendingCall) -> dict[str, Any]:
     }
 
 
+class Places(Protocol):
+    """Where a run's session puts its messages (``serve/tracked.py``'s ``Tracked``)."""
+
+    @property
+    def position(self) -> int:
+        """Where the next message goes."""
+        ...
+
+    def result_id(self, call: str) -> str | None:
+        """The stored id of ``call``'s result, once stored."""
+        ...
+
+    def shown(self) -> tuple[list[Message], int]:
+        """The session's messages as the run knows them, and the first one's position."""
+        ...
+
+
+def messages_snapshot(messages: Sequence[Message], first: int, limit: int) -> Event:
+    """A MESSAGES_SNAPSHOT of ``messages`` (stored from position ``first``): the last ``limit``
+    of them, under their stored ids."""
+    cut = max(0, len(messages) - limit)
+    return {"type": "MESSAGES_SNAPSHOT", "messages": agui_messages(messages[cut:], first + cut)}
+
+
 def error_text(error: BaseException) -> str:
     """What a person reads of a run's failure: the error's type and first line (tether's errors
     say what failed and carry no credentials; the traceback stays on the server)."""
@@ -112,18 +151,29 @@ class RunEvents:
     __slots__ = (
         "_calls",
         "_count",
+        "_limit",
         "_model",
+        "_places",
         "_reasoning",
+        "_reply",
         "_seen",
+        "_shown",
         "_steps",
         "_text",
         "run_id",
         "thread_id",
     )
 
-    def __init__(self, thread_id: str, run_id: str) -> None:
+    def __init__(
+        self, thread_id: str, run_id: str, places: Places | None = None, limit: int = 1000
+    ) -> None:
         self.thread_id = thread_id
         self.run_id = run_id
+        self._places = places  # without: ids of this run's own (``<runId>-m1``)
+        self._limit = limit  # the messages a snapshot shows, at most
+        self._shown = places is None  # whether the first snapshot went (none without places)
+        self._reply: tuple[int, list[str], int] = (-1, [], 0)
+        """The reply streaming: its stored position, its calls in order, its reasoning runs."""
         self._count = 0
         self._text: str | None = None  # the open text message's id
         self._reasoning: str | None = None  # the open reasoning message's id
@@ -142,7 +192,21 @@ class RunEvents:
         }
 
     def of(self, event: StreamEvent) -> list[Event]:
-        """The AG-UI events ``event`` stands for (none for loop bookkeeping)."""
+        """The AG-UI events ``event`` stands for (none for loop bookkeeping); the first event
+        of a run brings the session's snapshot before its own."""
+        if not self._shown:
+            self._shown = True
+            return [*self.snapshot(), *self._of(event)]
+        return self._of(event)
+
+    def snapshot(self) -> list[Event]:
+        """The session as the run knows it now, as a MESSAGES_SNAPSHOT (none without places)."""
+        if self._places is None:
+            return []
+        messages, first = self._places.shown()
+        return [messages_snapshot(messages, first, self._limit)]
+
+    def _of(self, event: StreamEvent) -> list[Event]:
         match event:
             case TextDelta():
                 return self._text_delta(event.delta)
@@ -163,8 +227,16 @@ class RunEvents:
             case ToolResult():
                 return self._result(event)
             case SessionEndEvent():
-                return [*self._close_all(), *self.close_steps(), *self._end(event)]
+                closed = [*self._close_all(), *self.close_steps()]
+                return [*closed, *self.snapshot(), *self._end(event)]
         return self._custom(event)
+
+    @property
+    def idle(self) -> bool:
+        """Whether nothing is open: no message, call or step started and not ended."""
+        return (
+            self._text is None and self._reasoning is None and not self._calls and not self._steps
+        )
 
     def step(self, phase: Phase) -> list[Event]:
         """STEP_STARTED for a phase that starts, STEP_FINISHED for one that is over (none for
@@ -187,12 +259,43 @@ class RunEvents:
         self._count += 1
         return f"{self.run_id}-{kind}{self._count}"
 
+    def _at(self) -> tuple[int, list[str], int]:
+        """The streaming reply's stored position, calls and reasoning runs (a new reply when
+        the session has grown since: the last one was stored)."""
+        assert self._places is not None
+        at = self._places.position
+        if self._reply[0] != at:
+            self._reply = (at, [], 0)
+        return self._reply
+
+    def _text_id(self) -> str:
+        return self._next_id("m") if self._places is None else text_id(self._at()[0])
+
+    def _reasoning_id(self) -> str:
+        if self._places is None:
+            return self._next_id("r")
+        at, calls, runs = self._at()
+        self._reply = (at, calls, runs + 1)
+        return reasoning_id(at, runs)
+
+    def _result_id(self, call: str) -> str:
+        """The id the call's result is stored under: known once stored, else where the reply's
+        results go next, in the order of the reply's calls."""
+        if self._places is None:
+            return self._next_id("t")
+        stored = self._places.result_id(call)
+        if stored is not None:
+            return stored
+        calls = self._reply[1]
+        n = calls.index(call) if call in calls else 0
+        return result_id(self._places.position, n)
+
     def _text_delta(self, delta: str) -> list[Event]:
         if not delta:
             return []
         events = self._close_reasoning()
         if self._text is None:
-            self._text = self._next_id("m")
+            self._text = self._text_id()
             events.append(
                 {"type": "TEXT_MESSAGE_START", "messageId": self._text, "role": "assistant"}
             )
@@ -204,7 +307,7 @@ class RunEvents:
             return []
         events = self._close_text()
         if self._reasoning is None:
-            self._reasoning = self._next_id("r")
+            self._reasoning = self._reasoning_id()
             message = self._reasoning
             events.append({"type": "REASONING_START", "messageId": message})
             events.append(
@@ -219,8 +322,12 @@ class RunEvents:
         )
         return events
 
-    def _call_start(self, event: ToolUseStart) -> list[Event]:
+    def _call_start(self, event: ToolUseStart, replayed: bool = False) -> list[Event]:
         parent = self._text
+        if self._places is not None and not replayed:  # the reply's message, text or not
+            at, calls, _ = self._at()
+            calls.append(event.tool_use_id)
+            parent = text_id(at)
         events = [*self._close_text(), *self._close_reasoning()]
         self._calls.add(event.tool_use_id)
         self._seen.add(event.tool_use_id)
@@ -244,7 +351,7 @@ class RunEvents:
         """A call this run did not see the model make (a resume runs or denies it): started,
         given its arguments when known, and ended here, so that its result makes sense to a
         client that sees only this run."""
-        events = self._call_start(ToolUseStart(0, call, name))
+        events = self._call_start(ToolUseStart(0, call, name), replayed=True)
         if arguments is not None:
             delta = json.dumps(dict(arguments), ensure_ascii=False)
             events.append({"type": "TOOL_CALL_ARGS", "toolCallId": call, "delta": delta})
@@ -257,7 +364,7 @@ class RunEvents:
         text = ToolResultBlock(event.tool_use_id, event.content).text
         result: Event = {
             "type": "TOOL_CALL_RESULT",
-            "messageId": self._next_id("t"),
+            "messageId": self._result_id(event.tool_use_id),
             "toolCallId": event.tool_use_id,
             "content": text,
             "role": "tool",

@@ -6,7 +6,9 @@ absent), the last of ``messages`` the user's new message, or ``resume`` entries 
 calls waiting for approval (``interruptId`` a call's id; ``status: "resolved"`` with ``payload:
 {"approved": true}`` runs it, anything else denies it). ``GET /api/sessions`` lists sessions,
 ``GET /api/sessions/{id}`` reads one (AG-UI messages and the calls waiting), ``DELETE`` removes
-it, ``POST /api/sessions/{id}/cancel`` stops its run.
+it, ``POST /api/sessions/{id}/cancel`` stops its run. ``GET /agui/{threadId}/events`` attaches to
+the thread's run under way again: from the event after ``Last-Event-ID`` (or ``?after=``), else
+from its start; 204 when no run is under way (or the one that id belongs to has ended).
 
 A session is listed with a title, its first user message: read once per session and kept (a
 store lists sessions without their messages), at most ``TITLES_PER_LIST`` histories a listing.
@@ -36,8 +38,9 @@ from .front_run import FORKED, Plan, StateWatch, fork, front_events, plan_run, r
 from .frontend import is_frontend
 from .history import agui_messages, title_of
 from .page import page_response
-from .runs import Busy, LiveRun, Runs, stream_of
+from .runs import Busy, LiveRun, Runs, UnknownEvent, stream_of
 from .shared_state import STATE_PREFIX, delete_state, sharing
+from .tracked import Tracked
 from .wire import Refused, RunAsked, ServeLimits, json_body, run_input
 
 __all__ = ["TITLES_PER_LIST", "Server"]
@@ -154,15 +157,32 @@ class Server:
             raise
         if state.state:
             first.append({"type": "STATE_SNAPSHOT", "snapshot": state.sent})
+        tracked = Tracked(context)  # after a fork: the places its messages will have
+        live.places, live.shown = tracked, self.limits.max_shown
         queue = live.listen()
 
         def begin(token: CancellationToken) -> AsyncIterator[StreamEvent]:
-            stream = start_run(agent, context, asked, plan, token)
+            stream = start_run(agent, tracked, asked, plan, token)
             return front_events(stream, live, first, plan.quiet, state)
 
         with sharing(state.state):  # the run's task starts with it: its tools read it
             self.runs.start(live, begin)
         body = _events(live, queue, asked.cancel_on_disconnect)
+        return StreamingResponse(body, media_type="text/event-stream", headers=_SSE_HEADERS)
+
+    async def attach(self, request: Request) -> Response:
+        """The thread's run under way, again: what the client missed after the event it names,
+        then the rest (204 when there is no such run)."""
+        session_id = _checked(request.path_params["session"])
+        after = _cursor(request)
+        live = self.runs.get(session_id)
+        if live is None or (after is not None and not after.startswith(live.tag + ".")):
+            return Response(status_code=204)
+        try:
+            missed, queue = live.attach(after)
+        except UnknownEvent as exc:
+            raise Refused(400, f"{exc}: send the id of the last event read") from None
+        body = _attached(missed, _events(live, queue, False))
         return StreamingResponse(body, media_type="text/event-stream", headers=_SSE_HEADERS)
 
     async def _first(self, context: StoredContext, plan: Plan) -> list[Event]:
@@ -215,6 +235,25 @@ def _checked(session_id: str) -> str:
         return check_session_id(session_id)
     except ValueError as exc:
         raise Refused(400, str(exc)) from None
+
+
+def _cursor(request: Request) -> str | None:
+    """The last event id a client read: ``Last-Event-ID`` or ``?after=`` (the same, if both)."""
+    header = request.headers.get("last-event-id")
+    query = request.query_params.get("after")
+    if header is not None and query is not None and header.strip() != query.strip():
+        raise Refused(400, "Last-Event-ID and ?after= name different events: send one")
+    given = query if query is not None else header
+    if given is not None and (not given.strip() or len(given) > 64):
+        raise Refused(400, "an event id is the id: line of an event read (at most 64 characters)")
+    return given.strip() if given is not None else None
+
+
+async def _attached(missed: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if missed:
+        yield missed
+    async for chunk in rest:
+        yield chunk
 
 
 async def _events(
