@@ -184,3 +184,21 @@ async def test_forwarded_props_tether_must_be_an_object(
     answer = await http.post("/agui", json=body)
     assert answer.status_code == 400 and "forwardedProps.tether" in answer.json()["error"]
     assert await store.sessions() == []
+
+
+async def test_a_forked_runs_snapshots_and_ids_are_the_branch_it_keeps(
+    served: tuple[httpx.AsyncClient, ScriptedTransport, SQLiteStore],
+) -> None:
+    """After an edit forks the session, the run's snapshots show the thread as it now is (the
+    kept messages, then the new ones), and its streamed ids are those the thread stores."""
+    http, _, _ = served
+    held = await two_turns(http, "ids")
+    first_turn = [m for m in held[:2] if m["role"] != "reasoning"]
+    body = {"threadId": "ids", "messages": [*first_turn, user("edited")], "forwardedProps": EDIT}
+    events = await run(http, body)
+    snaps = [e["messages"] for e in events if e["type"] == "MESSAGES_SNAPSHOT"]
+    stored = (await http.get("/api/sessions/ids")).json()["messages"]
+    assert [m["content"] for m in snaps[0]] == ["one", "An answer.", "edited"]
+    assert snaps[-1] == stored
+    text_ids = [e["messageId"] for e in events if e["type"] == "TEXT_MESSAGE_START"]
+    assert text_ids == [stored[-1]["id"]] == ["s3"]

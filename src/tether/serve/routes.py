@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from ..agent import Agent
-from ..context import new_session_id
+from ..context import kept_of, new_session_id
 from ..events import StreamEvent
 from ..jsonforms import pending_to_dict
 from ..loop import CancellationToken, pending
@@ -147,7 +147,7 @@ class Server:
         except Busy as exc:
             raise Refused(409, str(exc)) from None
         try:
-            plan = await self._check(_checked(thread), asked, given)
+            plan, count = await self._check(_checked(thread), asked, given)
             agent = await run_agent(self.agent, given, plan.pending)
             context = await self.store.open(thread)
             first = await self._first(context, plan)
@@ -157,7 +157,8 @@ class Server:
             raise
         if state.state:
             first.append({"type": "STATE_SNAPSHOT", "snapshot": state.sent})
-        tracked = Tracked(context)  # after a fork: the places its messages will have
+        # where the run's messages go: after a fork, the branch's first messages are the thread
+        tracked = Tracked(context, count if plan.fork_at is None else plan.fork_at)
         live.places, live.shown = tracked, self.limits.max_shown
         queue = live.listen()
 
@@ -194,14 +195,18 @@ class Server:
         value = {"threadId": context.session_id, "branch": branch, "at": plan.fork_at}
         return [{"type": "CUSTOM", "name": FORKED, "value": value}]
 
-    async def _check(self, session_id: str, asked: RunAsked, given: ClientInput) -> Plan:
+    async def _check(
+        self, session_id: str, asked: RunAsked, given: ClientInput
+    ) -> tuple[Plan, int]:
         """Refuse what the engine would not take, before anything is stored (opening a session
         creates it): a history that differs from the stored one (unless an edit forks it), a
         new message while calls wait for a decision, a decision on a call that does not wait
         (on a new thread, none does). Calls that wait for the front end take its results, or
-        end unanswered when a new message comes (``front_run.plan_run``)."""
+        end unanswered when a new message comes (``front_run.plan_run``). The plan, and how
+        many messages the session holds (read whole only when the view is a compaction's
+        tail or the client sent its history)."""
         view = await self._view(session_id)
-        full = len(given.messages) > 1
+        full = len(given.messages) > 1 or any(kept_of(m) is not None for m in view)
         history = await self.store.history_of(session_id) if full else view
         plan = plan_run(history, view, asked, given)
         calls = [call for call in plan.pending if not is_frontend(call)]
@@ -220,7 +225,7 @@ class Server:
                 "a call that waits for the user's input takes answers (payload.answers), "
                 "and only such a call does",
             )
-        return plan
+        return plan, len(history)
 
     async def _view(self, session_id: str) -> list[Message]:
         """The session's messages from where the model's view begins, read without creating

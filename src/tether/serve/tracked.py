@@ -18,9 +18,10 @@ class Tracked:
 
     __slots__ = ("_appended", "_first", "_read", "_start", "stored")
 
-    def __init__(self, stored: StoredContext) -> None:
+    def __init__(self, stored: StoredContext, length: int) -> None:
         self.stored = stored
-        self._start = stored.position  # the session's length when the run began
+        self._start = length  # the session's length when the run began (not the store's
+        # position: a clear moves it on, and a file store counts bytes)
         self._read: list[Message] | None = None
         self._first = self._start  # where the read begins in the session
         self._appended: list[Message] = []
