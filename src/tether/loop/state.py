@@ -4,7 +4,7 @@ may start from (``UserInput``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..context import ContextStore
@@ -30,6 +30,7 @@ class RunState:
     done: bool = False
     end: SessionEndEvent | None = None
     output: Any = None
+    notes: dict[str, Any] = field(default_factory=dict, repr=False)  # its tools' (``run_notes``)
 
     def add_usage(self, usage: Usage) -> None:
         """Count tokens spent outside the run's own model calls (a sub-agent a tool ran)."""
