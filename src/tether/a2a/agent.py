@@ -45,22 +45,25 @@ class A2AAgent(Agent):
             f"The remote agent at {remote.url}.", A2ATransport(remote), name=_address_name(remote)
         )
         self.remote = remote
+        remote.on_card = self._named
 
     async def card(self) -> Any:
         """The remote agent's card (the SDK's ``AgentCard``), fetched once and checked; a
         ``TransportError`` says why it cannot be used."""
-        card = await self.remote.card()
+        return await self.remote.card()
+
+    def _named(self, card: Any) -> None:
+        """Take the agent's name and description from its card."""
         self.name, self.system = card.name, tool_description(card)
-        return card
 
     def as_tool(self, name: str | None = None, description: str | None = None) -> Tool:
         """This agent as a tool for another: one string parameter, ``input``, sent to the remote
         agent as a user message; its answer is the result, its streamed text and status notes
         the call's progress; calls of one run share one remote conversation; a remote task that
-        asks for input pauses the run on its question (``RunPaused``, resumed with
-        ``answers={call id: {"answer": ...}}``). ``name`` and ``description`` default to the
-        card's name and its description with its skills: the card is fetched here when it is not
-        known yet (in async code, ``await agent.card()`` first)."""
+        asks for input pauses the run on its question (``RunPaused``; resume with
+        ``answers={call id: {"question": {"answer": text}}}``). ``name`` and ``description``
+        default to the card's name and its description with its skills: the card is fetched
+        here when it is not known yet (in async code, ``await agent.card()`` first)."""
         if name is None or description is None:
             self._known_card()
         return remote_tool(

@@ -4,7 +4,7 @@ host, how long a call may take, and its card, fetched once and kept."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +21,7 @@ log = logging.getLogger("tether.a2a")
 class Remote:
     """The remote agent at ``url`` (its card at ``<url>/.well-known/agent-card.json``)."""
 
-    __slots__ = ("_card", "timeout", "token", "url")
+    __slots__ = ("_card", "on_card", "timeout", "token", "url")
 
     def __init__(self, url: str, token: str | None, timeout: float) -> None:
         parts = urlsplit(url)
@@ -40,6 +40,7 @@ class Remote:
         self.token = token
         self.timeout = float(timeout)
         self._card: Any = None
+        self.on_card: Callable[[Any], None] | None = None  # told the card once it is fetched
 
     @property
     def known(self) -> Any:
@@ -58,6 +59,8 @@ class Remote:
         if self._card is None:
             async with agent_client(self.url, self.token, self.timeout) as http:
                 self._card = await fetch_card(http, self.url)
+            if self.on_card is not None:
+                self.on_card(self._card)
         return self._card
 
     @asynccontextmanager

@@ -21,7 +21,8 @@ from .remote import Remote
 __all__ = ["remote_tool"]
 
 _TEXT_CHUNK = 200  # characters of streamed text per progress report
-_ANSWER = "answer"  # the key of the one question a paused call asks
+_QUESTION = "question"  # the key of the one question a paused call asks
+_ANSWER = "answer"  # its one field
 
 
 def remote_tool(remote: Remote, name: str, description: str) -> Tool:
@@ -83,7 +84,7 @@ class _Ask:
     async def _answer(self, answered: Answered) -> tuple[str, Thread]:
         state = answered.state
         thread = Thread(state.get("context_id"), state.get("task_id"))
-        content = answered.answers.get(_ANSWER)
+        content = answered.answers.get(_QUESTION)
         if content is None:
             if thread.task_id:
                 await cancel_task(self.remote, thread.task_id)
@@ -105,7 +106,7 @@ class _Ask:
             server=self.remote.url,
             tool=self.name,
             arguments={"input": input},
-            key=_ANSWER,
+            key=_QUESTION,
         )
         state = {"context_id": reply.thread.context_id, "task_id": reply.thread.task_id}
         reason = (
