@@ -35,8 +35,7 @@ def agent() -> Agent:
 
 async def results(a: Agent) -> list[Any]:
     stream = a.run_stream("go")
-    out = [e.content for e in [e async for e in stream] if type(e).__name__ == "ToolResult"]
-    return out
+    return [e.content for e in [e async for e in stream] if type(e).__name__ == "ToolResult"]
 
 
 async def test_one_run_shares_its_notes_across_calls_and_iterations() -> None:

@@ -21,7 +21,7 @@ from ..errors import ConnectionFailedError, ModelStopError, StreamInterruptedErr
 from .failures import failure
 from .remote import Remote
 
-__all__ = ["Listener", "Reply", "Thread", "cancel_task", "exchange"]
+__all__ = ["Answer", "Listener", "Thread", "cancel_task", "exchange"]
 
 _CANCEL_WAIT = 5.0  # seconds a CancelTask may take while the exchange ends
 _ENDED = {"completed", "failed", "canceled", "rejected"}
@@ -38,7 +38,7 @@ class Thread:
 
 
 @dataclass(frozen=True, slots=True)
-class Reply:
+class Answer:
     """The remote agent's answer (its artifacts' text, else its last word), whether it asks for
     input (``asks``), and where the conversation stands for the next message."""
 
@@ -55,7 +55,7 @@ class Listener(Protocol):
     def status(self, state: str, note: str) -> None: ...
 
 
-async def exchange(remote: Remote, text: str, thread: Thread, listener: Listener) -> Reply:
+async def exchange(remote: Remote, text: str, thread: Thread, listener: Listener) -> Answer:
     """Send ``text`` to ``remote`` on ``thread`` and read its reply (see the module)."""
     async with remote.client() as client:
         follow = _Follow(listener)
@@ -191,15 +191,15 @@ class _Follow:
                 client.cancel_task(CancelTaskRequest(id=self.task_id)), _CANCEL_WAIT
             )
 
-    def reply(self, who: str) -> Reply:
+    def reply(self, who: str) -> Answer:
         """The reply, or the error the task ended in."""
         answer = "\n".join("".join(p) for p in self.artifacts.values()) or self.note
         if self.message is not None:
-            return Reply(self.message, Thread(self.context_id or None))
+            return Answer(self.message, Thread(self.context_id or None))
         if self.state == "completed":
-            return Reply(answer, Thread(self.context_id or None))
+            return Answer(answer, Thread(self.context_id or None))
         if self.state == "input_required":
-            return Reply(self.note, Thread(self.context_id or None, self.task_id or None), True)
+            return Answer(self.note, Thread(self.context_id or None, self.task_id or None), True)
         if self.state in ("failed", "rejected", "canceled", "auth_required"):
             raise ModelStopError(
                 _ended(who, self.state, self.note), stop_reason=self.state, partial_text=answer

@@ -15,7 +15,7 @@ from ..tools.notes import run_notes
 from ..tools.progress import ProgressSink, progress_sink
 from ..tools.tool import Tool
 from ..types import Elicitation
-from .exchange import Reply, Thread, cancel_task, exchange
+from .exchange import Answer, Thread, cancel_task, exchange
 from .remote import Remote
 
 __all__ = ["remote_tool"]
@@ -93,7 +93,7 @@ class _Ask:
             )
         return str(content.get(_ANSWER, "")), thread
 
-    def _pause(self, reply: Reply, input: str) -> NeedsInput:
+    def _pause(self, reply: Answer, input: str) -> NeedsInput:
         who = self.remote.label()
         question = reply.text or f"{who} needs more input"
         ask = Elicitation(

@@ -16,7 +16,7 @@ from ..errors import BadRequestError
 from ..events import IterationEnd, ReasoningDelta, StreamEvent, TextDelta
 from ..messages import Message, ReasoningBlock, TextBlock
 from ..types import StopReason, ToolSpec
-from .exchange import Reply, Thread, exchange
+from .exchange import Answer, Thread, exchange
 from .remote import Remote
 
 __all__ = ["PROVIDER", "A2ATransport"]
@@ -80,7 +80,7 @@ class _Into:
         pass
 
 
-def _record(reply: Reply, url: str) -> ReasoningDelta:
+def _record(reply: Answer, url: str) -> ReasoningDelta:
     data = {"agent": url, "context_id": reply.thread.context_id, "task_id": reply.thread.task_id}
     return ReasoningDelta(1, "", json.dumps(data), id=_RECORD_ID, provider=PROVIDER)
 
