@@ -230,6 +230,31 @@ async def _huge_event() -> AsyncIterator[bytes]:
         await asyncio.sleep(0)
 
 
+async def _naive_times() -> AsyncIterator[bytes]:
+    """A task answered in A2A 1.0's shapes with timestamps that name no time zone, as
+    pydantic's fasta2a 2.1 writes them (``datetime.now().isoformat()``)."""
+    ids = {"taskId": "t-naive", "contextId": "c-naive"}
+    text = {"artifactId": "a", "parts": [{"text": "naive but fine"}]}
+    results = [
+        {
+            "task": {
+                "id": "t-naive",
+                "contextId": "c-naive",
+                "status": _naive("TASK_STATE_SUBMITTED"),
+            }
+        },
+        {"statusUpdate": {**ids, "status": _naive("TASK_STATE_WORKING")}},
+        {"artifactUpdate": {**ids, "artifact": text}},
+        {"statusUpdate": {**ids, "status": _naive("TASK_STATE_COMPLETED")}},
+    ]
+    for result in results:
+        yield f"data: {json.dumps({'jsonrpc': '2.0', 'id': 'x', 'result': result})}\n\n".encode()
+
+
+def _naive(state: str) -> dict[str, Any]:
+    return {"state": state, "timestamp": "2026-12-07T17:05:29.123456"}
+
+
 async def _hangs() -> AsyncIterator[bytes]:
     await asyncio.sleep(3600)
     yield b""
@@ -242,6 +267,7 @@ _HOSTILE: dict[str, Callable[[], Response]] = {
     "endless": lambda: _sse(_endless),
     "huge": lambda: _sse(_huge_event),
     "hangs": lambda: _sse(_hangs),
+    "naive-times": lambda: _sse(_naive_times),
 }
 
 

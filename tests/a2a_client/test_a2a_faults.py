@@ -112,3 +112,10 @@ async def test_a_card_that_failed_is_fetched_again_on_next_use(remotes: Remotes)
         with pytest.raises(TransportError):
             await remote.card()
     assert remotes.seen.paths.count(path) - before == 2
+
+
+async def test_timestamps_without_a_time_zone_are_read_as_utc(remotes: Remotes) -> None:
+    """fasta2a (pydantic's A2A server) writes them so; the SDK alone refuses the answer."""
+    remote = A2AAgent(remotes.url("naive-times"))
+    result, _ = await one_call(remote)
+    assert (result.is_error, result.content) == (False, "naive but fine")

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from ..transports.credentials import same_origin
 from .card import card_address, chosen_interface, fetch_card
 from .http import agent_client
+from .lenient import lenient_jsonrpc
 
 __all__ = ["Remote"]
 
@@ -85,4 +86,6 @@ class Remote:
             config = ClientConfig(
                 httpx_client=http, supported_protocol_bindings=[face.protocol_binding]
             )
-            yield ClientFactory(config).create(pinned)
+            factory = ClientFactory(config)
+            factory.register("JSONRPC", lenient_jsonrpc)
+            yield factory.create(pinned)
