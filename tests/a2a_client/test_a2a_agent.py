@@ -14,7 +14,7 @@ from a2a_remotes import Remotes, serving
 
 from tether import Agent, ContextStore, MemoryContextStore, ToolProgress, ToolResult
 from tether.a2a import A2AAgent
-from tether.errors import RunPaused
+from tether.errors import ModelStopError, RunPaused
 from tether.testing import Call, Reply, ScriptedTransport
 
 TOKEN = "s3cret-a2a-token-value"
@@ -242,3 +242,27 @@ async def test_a_copy_calls_the_same_agent_with_its_fields_changed(remotes: Remo
     assert await other.run("copied") == "echo: copied (turn 1)"
     with pytest.raises(TypeError, match="no field"):
         remote.copy(colour="blue")
+
+
+async def test_cancelling_a_run_of_the_remote_agent_cancels_its_task(remotes: Remotes) -> None:
+    remote = A2AAgent(remotes.url("slow"))
+    before = len(remotes.seen.started)
+    task = asyncio.create_task(remote.run("think"))
+    for _ in range(3000):  # until the server began the task
+        if len(remotes.seen.started) > before:
+            break
+        await asyncio.sleep(0.01)
+    started = remotes.seen.started[-1]
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert started in remotes.seen.cancelled
+
+
+async def test_a_remote_agent_that_fails_ends_its_run_with_the_typed_error(
+    remotes: Remotes,
+) -> None:
+    remote = A2AAgent(remotes.url("ends"))
+    with pytest.raises(ModelStopError, match="failed the task: the database is down") as ended:
+        await remote.run("fail")
+    assert ended.value.stop_reason == "failed"

@@ -59,22 +59,35 @@ async def exchange(remote: Remote, text: str, thread: Thread, listener: Listener
     """Send ``text`` to ``remote`` on ``thread`` and read its reply (see the module)."""
     async with remote.client() as client:
         follow = _Follow(listener)
+        reader = asyncio.ensure_future(follow.read(client, _request(text, thread)))
         try:
             async with asyncio.timeout(remote.timeout):
-                await follow.read(client, _request(text, thread))
+                await asyncio.shield(reader)  # a cancel stops the reading here, below
         except TimeoutError:
-            await follow.cancel(client)
+            await _stop(reader, follow, client)
             raise ConnectionFailedError(
                 f"{remote.label()} did not finish within {remote.timeout:g} seconds; its task "
                 "was cancelled"
             ) from None
         except asyncio.CancelledError:
-            await follow.cancel(client)
+            await _stop(reader, follow, client)
             raise
         except Exception as exc:
-            await follow.cancel(client)
+            await _stop(reader, follow, client)
             raise failure(exc, remote.label()) from None
     return follow.reply(remote.label())
+
+
+async def _stop(reader: asyncio.Future[None], follow: _Follow, client: Any) -> None:
+    """End an exchange cut short: wait (a bounded while) for the task's id if the agent has not
+    sent it yet, stop reading, and cancel the remote task."""
+    if not reader.done() and not follow.task_id:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(follow.known.wait(), _CANCEL_WAIT)
+    reader.cancel()
+    with contextlib.suppress(BaseException):
+        await reader
+    await follow.cancel(client)
 
 
 def _request(text: str, thread: Thread) -> Any:
@@ -126,6 +139,7 @@ class _Follow:
     note: str = ""  # the last status message's text
     message: str | None = None  # a direct message answer (no task)
     artifacts: dict[str, list[str]] = field(default_factory=dict)
+    known: asyncio.Event = field(default_factory=asyncio.Event)  # set once the task's id is
 
     async def read(self, client: Any, request: Any) -> None:
         async for event in client.send_message(request):
@@ -145,6 +159,8 @@ class _Follow:
     def _ids(self, task_id: str, context_id: str) -> None:
         self.task_id = task_id or self.task_id
         self.context_id = context_id or self.context_id
+        if self.task_id:
+            self.known.set()
 
     def _message(self, message: Any) -> None:
         self.context_id = message.context_id or self.context_id
