@@ -21,6 +21,7 @@ DOCS = SRC.parent.parent / "docs"
 # move): what users need of it is re-exported by ``tether`` or one of these.
 PUBLIC_MODULES = (
     "tether",
+    "tether.a2a",  # ``A2AAgent``: a remote agent over A2A 1.0 (the a2a extra)
     "tether.cli",
     "tether.durable",
     "tether.errors",  # the exception tree, each class to catch by name
@@ -157,7 +158,17 @@ def _type_checking_imports(tree: ast.Module) -> dict[str, str]:
     return found
 
 
-LAZY_PACKAGES = ["", "context", "durable", "loop", "prompty", "skills", "tracing", "transports"]
+LAZY_PACKAGES = [
+    "",
+    "a2a",
+    "context",
+    "durable",
+    "loop",
+    "prompty",
+    "skills",
+    "tracing",
+    "transports",
+]
 
 
 @pytest.mark.parametrize("package", LAZY_PACKAGES, ids=lambda p: p or "tether")
@@ -269,6 +280,7 @@ LAYERS: dict[str, set[str]] = {
         "skills",
         "durable",
         "serve",
+        "a2a",
     },
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}

@@ -3,10 +3,10 @@
 Every name here loads on first use, so ``import tether`` stays light and importing one layer
 (``tether.messages``, say) never pulls in the engine above it.
 
-Public modules: ``tether``, ``tether.cli``, ``tether.durable``, ``tether.errors``,
-``tether.local``, ``tether.loop``, ``tether.mcp``, ``tether.prompty``, ``tether.serve``,
-``tether.session``, ``tether.skills``, ``tether.skills.hooks``, ``tether.stores``,
-``tether.testing``, ``tether.tracing``, ``tether.transports``.
+Public modules: ``tether``, ``tether.a2a``, ``tether.cli``, ``tether.durable``,
+``tether.errors``, ``tether.local``, ``tether.loop``, ``tether.mcp``, ``tether.prompty``,
+``tether.serve``, ``tether.session``, ``tether.skills``, ``tether.skills.hooks``,
+``tether.stores``, ``tether.testing``, ``tether.tracing``, ``tether.transports``.
 Every other module is internal: its names may move; import them from ``tether`` or a public
 module.
 """

@@ -21,6 +21,7 @@ from ..events import StreamEvent, ToolDispatch, ToolProgress, ToolResult
 from ..messages import ToolResultBlock, ToolUseBlock
 from ..tools.guards import Deny, Guard, ToolCall, run_guards
 from ..tools.needs_input import NeedsInput
+from ..tools.notes import noting_to
 from ..tools.progress import UsageSink, counting_to, reporting_to
 from ..tools.repair import ParsedArguments, failure_message
 from ..tools.results import (
@@ -82,7 +83,8 @@ class ToolDispatcher:
 
     ``chain`` is the middleware around each call (None: none); ``default_timeout`` applies to
     calls of tools without a ``timeout`` of their own; ``usage`` takes what the calls of tools
-    that report progress spent on models (``report_usage``) into the run's total. ``waiting``
+    that report progress spent on models (``report_usage``) into the run's total, and ``notes``
+    (the run's, ``run_notes``) is lent to those calls. ``waiting``
     (a run's: None where nothing can pause) takes the calls that wait for the user's input
     (``NeedsInput``), by id: the run pauses on them.
     """
@@ -99,6 +101,7 @@ class ToolDispatcher:
     usage: UsageSink | None = None
     budget: RunBudget | None = None
     waiting: dict[str, NeedsInput] | None = None
+    notes: dict[str, Any] | None = None
 
     def execute(self, block: ToolUseBlock) -> Awaitable[ToolResultBlock]:
         """One call, start to finish, through the middleware; never raises but on cancellation.
@@ -255,10 +258,11 @@ def dispatcher_for(
     run: RunRequest | None = None,
     usage: UsageSink | None = None,
     budget: RunBudget | None = None,
+    notes: dict[str, Any] | None = None,
 ) -> ToolDispatcher:
     """The dispatcher of one iteration of ``agent``: guards, error text, timeout, middleware
     (the agent's, or ``middleware`` when the run adds some), its calls part of ``run`` (whose
-    total ``usage`` adds to)."""
+    total ``usage`` adds to, and whose ``notes`` its tools keep)."""
     dispatcher = ToolDispatcher(
         table,
         agent.guards,
@@ -270,6 +274,7 @@ def dispatcher_for(
         run=run,
         usage=usage,
         budget=budget,
+        notes=notes,
     )
     wrappers = agent.middleware if middleware is None else middleware
     if wrappers:
@@ -390,6 +395,7 @@ async def in_task(
 
         reporting_to(sink)  # this task's own context: only this call reports here
         counting_to(dispatcher.usage, dispatcher.budget)
+        noting_to(dispatcher.notes)
     try:
         return await dispatcher.execute(block)
     except (KeyboardInterrupt, SystemExit) as exc:  # asyncio would raise these out of the loop

@@ -277,6 +277,7 @@ class Run:
                 run=self.request,
                 usage=self.state.add_usage,
                 budget=self.budget,
+                notes=self.state.tool_notes(),
             )
             made.waiting = {}  # a call that waits for the user's input pauses the run
         made.iteration = iteration

@@ -30,6 +30,14 @@ class RunState:
     done: bool = False
     end: SessionEndEvent | None = None
     output: Any = None
+    notes: dict[str, Any] | None = None  # what its tools keep between calls (``run_notes``)
+
+    def tool_notes(self) -> dict[str, Any]:
+        """The notes its tools keep between calls, made on first use (a run without tools
+        makes none)."""
+        if self.notes is None:
+            self.notes = {}
+        return self.notes
 
     def add_usage(self, usage: Usage) -> None:
         """Count tokens spent outside the run's own model calls (a sub-agent a tool ran)."""
