@@ -1,6 +1,7 @@
 """``tether serve`` through the official AG-UI client (``@ag-ui/client`` 1.0's ``HttpAgent``, in
 node, installed by ``scripts/parts.sh``): a chat with reasoning and a tool call, an approval
-interrupt answered by resume, and a second client attached to a run under way. Every event
+interrupt answered by resume, a second client attached to a run under way, and a front-end tool
+(the page's own, as a CopilotKit action is) called by the model and answered by the client. Every event
 passes the client's own schema and order checks, and after each run the client's messages,
 merged by id, are exactly the session's stored ones."""
 
@@ -49,6 +50,8 @@ def script(gate: asyncio.Event) -> ScriptedTransport:
             Reply("Removing.", tool_calls=[Call("remove", {"path": "x"})]),
             Reply("Removed."),
             Hold(gate, Reply("Held, then done.", chunks=2), after_events=1),
+            Reply("Asking you.", tool_calls=[Call("pick_color", {"hint": "warm"})]),
+            Reply("You picked red."),
         ]
     )
 
@@ -57,7 +60,8 @@ async def test_the_official_client_runs_a_session_with_no_glue(tmp_path: Path) -
     if not (MODULES / "@ag-ui/client/package.json").exists() or not NODE.exists():
         absent("@ag-ui/client (with its node)", "scripts/parts.sh installs it")
     gate = asyncio.Event()
-    agent = Agent("s", script(gate), tools=[add, remove], approval=["remove"])
+    model = script(gate)
+    agent = Agent("s", model, tools=[add, remove], approval=["remove"])
     async with SQLiteStore(tmp_path / "c.db") as store, serving(app(agent, store)) as base:
         node = await asyncio.create_subprocess_exec(
             str(NODE),
@@ -108,3 +112,13 @@ async def test_the_official_client_runs_a_session_with_no_glue(tmp_path: Path) -
     assert reattached["messages"] == stored["reattached"]
     assert reattached["attachedMessages"] == stored["reattached"]
     assert reattached["messages"][-1]["content"] == "Held, then done."
+    frontend = steps["frontend"]  # the run ends with the call, left to the front end
+    assert frontend["messages"] == stored["frontend"]
+    assert frontend["messages"][-1]["toolCalls"][0]["function"]["name"] == "pick_color"
+    assert "RUN_FINISHED" in frontend["types"] and "RUN_ERROR" not in frontend["types"]
+    answered = steps["frontendAnswered"]  # its result, sent by the client, reached the model
+    assert answered["messages"] == stored["frontendAnswered"]
+    assert answered["messages"][-1]["content"] == "You picked red."
+    assert "red" in [m["content"] for m in answered["messages"] if m["role"] == "tool"]
+    offered = [t.name for t in model.requests[5].tools]
+    assert "pick_color" in offered and "add" in offered

@@ -71,4 +71,22 @@ await lines.next();  // the held reply goes on
 await running;
 await attached;
 say("reattached", { messages: agent.messages, attachedMessages: other.messages });
+
+// 5. a front-end tool (a CopilotKit action): the model calls it, the run ends with the call
+const pickColor = {
+  name: "pick_color",
+  description: "Ask the person on the page to pick a color.",
+  parameters: { type: "object", properties: { hint: { type: "string" } }, required: ["hint"] },
+};
+ask("pick a color");
+seen = watched();
+await agent.runAgent({ tools: [pickColor] }, seen.subscriber);
+say("frontend", { messages: agent.messages, types: seen.types });
+
+// 6. the front end runs it and sends its result in the next run's messages
+const call = agent.messages.at(-1).toolCalls.at(-1);
+agent.addMessage({ id: randomUUID(), role: "tool", toolCallId: call.id, content: "red" });
+seen = watched();
+await agent.runAgent({ tools: [pickColor] }, seen.subscriber);
+say("frontendAnswered", { messages: agent.messages, types: seen.types });
 process.exit(0);
