@@ -1,9 +1,9 @@
 """``tether serve`` through the official AG-UI client (``@ag-ui/client`` 1.0's ``HttpAgent``, in
 node, installed by ``scripts/parts.sh``): a chat with reasoning and a tool call, an approval
 interrupt answered by resume, a second client attached to a run under way, and a front-end tool
-(the page's own, as a CopilotKit action is) called by the model and answered by the client. Every event
-passes the client's own schema and order checks, and after each run the client's messages,
-merged by id, are exactly the session's stored ones."""
+(the page's own, as a CopilotKit action is) called by the model and answered by the client.
+Every event passes the client's own schema and order checks, and after each run the client's
+messages, merged by id, are exactly the session's stored ones."""
 
 from __future__ import annotations
 
