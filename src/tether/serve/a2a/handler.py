@@ -81,6 +81,8 @@ class Handler(DefaultRequestHandlerV2):
         task = await self._records.get(message.task_id, context)
         if task is None:
             raise TaskNotFoundError(f"no task {message.task_id!r}")
+        if not message.context_id:  # the task's, as A2A allows it left out (the SDK needs it)
+            message.context_id = task.context_id
         if task.status.state in _RUNNING:
             raise UnsupportedOperationError(
                 f"task {task.id} is still working: subscribe to it, or cancel it"
