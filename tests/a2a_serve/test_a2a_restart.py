@@ -76,7 +76,7 @@ async def test_a_restart_loses_no_task_and_runs_none_twice(tmp_path: Path) -> No
             # the cut-off run's context goes on: the call it left open was answered
             [next_one] = await events_of(client, user_message("hi", context=cut["contextId"]))
             assert next_one["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        await _the_page_and_agui_are_served_beside(server.base)
+        await _the_page_and_agui_are_served_beside(server.base, cut["contextId"])
 
 
 async def _until_the_tool_runs(stream: Any) -> dict[str, Any]:
@@ -90,9 +90,12 @@ async def _until_the_tool_runs(stream: Any) -> dict[str, Any]:
     raise AssertionError("the stream ended before the tool was called")
 
 
-async def _the_page_and_agui_are_served_beside(base: str) -> None:
+async def _the_page_and_agui_are_served_beside(base: str, context: str) -> None:
     async with httpx.AsyncClient(base_url=base, timeout=30) as http:
         assert (await http.get("/")).status_code == 200
+        listed = [session["id"] for session in (await http.get("/api/sessions")).json()]
+        assert context in listed  # an A2A context is a session the page shows
+        assert not [i for i in listed if i.startswith("a2a-")], listed  # task records are not
         body = {"messages": [{"id": "u1", "role": "user", "content": "hi"}]}
         async with http.stream("POST", "/agui", json=body) as response:
             text = (await response.aread()).decode()

@@ -316,3 +316,10 @@ async def test_a_token_is_required_but_the_card_is_public(tmp_path: Path) -> Non
             [answered] = await events_of(client, user_message("hi"))
             assert answered["task"]["status"]["state"] == COMPLETED
         assert token not in str(card)
+        async with httpx.AsyncClient(base_url=served.base) as http:
+            for path in ("/.well-known/agent-card.json", "/a2a/.well-known/agent-card.json"):
+                assert (await http.get(path)).json()["name"] == "helper"
+            assert (
+                await http.get("/a2a/tasks/x", headers={"A2A-Version": "1.0"})
+            ).status_code == 401
+            assert (await http.post("/.well-known/agent-card.json")).status_code in (401, 405)

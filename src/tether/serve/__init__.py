@@ -166,9 +166,9 @@ def _public(served: A2ARoutes | None) -> frozenset[str]:
     """What anyone may read without the token: the A2A card, when A2A is served."""
     if served is None:
         return frozenset()
-    from .a2a.card import CARD_PATH  # noqa: PLC0415
+    from .a2a.card import CARD_PATHS  # noqa: PLC0415
 
-    return frozenset({CARD_PATH})
+    return frozenset(CARD_PATHS)
 
 
 def _default_store() -> SessionStore:

@@ -29,6 +29,7 @@ from ..loop import AgentStream, CancellationToken, pending
 from ..messages import Message
 from ..stores.base import SessionInfo, SessionStore, check_session_id
 from ..tools.selector import read_tools
+from .a2a import RECORDS
 from .history import agui_messages, title_of
 from .page import page_response
 from .runs import Busy, LiveRun, Runs, stream_of
@@ -62,6 +63,7 @@ class Server:
 
     async def sessions(self, request: Request) -> Response:
         found = sorted(await self.store.sessions(), key=lambda s: s.updated, reverse=True)
+        found = [info for info in found if not info.session_id.startswith(RECORDS)]
         await self._read_titles(found)
         return JSONResponse(
             [

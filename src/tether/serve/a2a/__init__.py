@@ -5,3 +5,7 @@ follow-up's approvals; ``progress``: a run's events as task events; ``executor``
 the SDK's ``AgentExecutor``; ``handler``: the checks before a message runs; ``app``: the routes.
 ``tether.serve.a2a_app`` and ``tether.serve.app(..., a2a=True)`` serve them.
 """
+
+RECORDS = ("a2a-task:", "a2a-message:")
+"""The prefixes of the sessions that keep A2A tasks and message ids (``records``): records, not
+conversations, so the chat page does not list them."""

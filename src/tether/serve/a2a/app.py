@@ -20,7 +20,7 @@ from ...tools.selector import read_tools
 from ...tools.tool import Tool
 from ..access import ASGIApp, Receive, Scope, Send
 from ..runs import Runs
-from .card import CARD_PATH, PATH, agent_card
+from .card import CARD_PATHS, PATH, agent_card
 from .executor import RunExecutor
 from .handler import Handler
 from .records import TaskRecords
@@ -57,7 +57,7 @@ def a2a_routes(
         *create_jsonrpc_routes(handler, PATH),
         *(r for r in create_rest_routes(handler, path_prefix=PATH) if isinstance(r, Route)),
     ]
-    routes: list[BaseRoute] = [Route(CARD_PATH, card.get, methods=["GET"])]
+    routes: list[BaseRoute] = [Route(path, card.get, methods=["GET"]) for path in CARD_PATHS]
     for route in served:
         assert isinstance(route, Route)
         routes.append(Route(route.path, Capped(route.app, max_body), methods=route.methods))

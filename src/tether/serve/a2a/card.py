@@ -25,10 +25,11 @@ from a2a.types.a2a_pb2 import (
 
 from ...tools.tool import Tool
 
-__all__ = ["CARD_PATH", "PATH", "PROTOCOL", "SCHEME", "agent_card"]
+__all__ = ["CARD_PATH", "CARD_PATHS", "PATH", "PROTOCOL", "SCHEME", "agent_card"]
 
 CARD_PATH = "/.well-known/agent-card.json"
 PATH = "/a2a"  # JSON-RPC here, HTTP+JSON under it (``/a2a/message:send``)
+CARD_PATHS = (CARD_PATH, PATH + CARD_PATH)  # also under the interface URL, where some look
 PROTOCOL = "1.0"
 SCHEME = "bearer"  # the security scheme's name on the card
 _MODES = ["text/plain", "application/json"]

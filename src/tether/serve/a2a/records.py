@@ -31,11 +31,11 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from ...errors import ConflictError
 from ...messages import text_message
 from ...stores.base import MAX_SESSION_ID, SessionStore, StoredContext
+from . import RECORDS
 
 __all__ = ["CLAIM", "RECORD", "TaskRecords"]
 
-RECORD = "a2a-task:"  # the session holding a task's record: this, then the task id
-CLAIM = "a2a-message:"  # the session naming the task a message id started
+RECORD, CLAIM = RECORDS  # a task's record: RECORD + its id; a message id's claim: CLAIM + it
 _RUNNING = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
 CUT_OFF = "the server stopped during this task's run; its context keeps what the run stored"
 
