@@ -167,6 +167,21 @@ async def test_subscribe_gives_the_task_then_the_rest(server: Served) -> None:
         assert state_of((await first)[-1]) == COMPLETED
 
 
+async def test_a_client_that_leaves_mid_stream_cancels_nothing(server: Served) -> None:
+    async with a2a_client(server.base) as client:
+        stream, task = await first_working(client, user_message("hold leave"))
+        await stream.aclose()  # the client goes away mid-run
+    server.open_gate("leave")
+    async with a2a_client(server.base) as client:
+        for _ in range(500):
+            done = await task_of(client, task["id"])
+            if done["status"]["state"] != WORKING:
+                break
+            await asyncio.sleep(0.02)
+    assert done["status"]["state"] == COMPLETED
+    assert artifact_text(done) == ["held, then said"]
+
+
 async def test_a_held_call_is_input_required_and_approved(server: Served) -> None:
     async with a2a_client(server.base) as client:
         events = await events_of(client, user_message("delete a.txt"))
