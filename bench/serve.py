@@ -11,12 +11,18 @@ delta until this process releases it), the difference per open stream. Beside th
 the same streams from a bare Starlette SSE endpoint (same delays, same events, no agent and no
 store) in a process of its own, as a baseline.
 
+The tether server also serves A2A (``app(..., a2a=True)``, as ``tether serve --a2a``): the same
+number of streams, at once, as A2A ``SendStreamingMessage`` requests (JSON-RPC at ``/a2a``) to the
+same agent; each must end with a completed task whose streamed text is the whole text, and its
+context must be stored as a session with its 4 messages. Their figures are printed beside the
+AG-UI ones.
+
     python bench/serve.py                  # 200 sessions at once, 5 rounds
     python bench/serve.py --quick          # 100 sessions, 1 round (CI)
     python bench/serve.py --sessions 500   # more at once
 
-Exits 1 when a stream is lost or incomplete, a session is missing, or a server writes anything
-to its stderr. Needs the ``serve`` extra (starlette, uvicorn).
+Exits 1 when a stream (AG-UI or A2A) is lost or incomplete, a session is missing, or a server
+writes anything to its stderr. Needs the ``serve`` and ``a2a`` extras.
 """
 
 from __future__ import annotations
@@ -191,7 +197,8 @@ async def serve(kind: str, folder: Path) -> None:
     gate = Gate()
     store = SQLiteStore(folder / "chats.db") if kind == "tether" else None
     if store is not None:
-        served = app(Agent("You answer at length.", Paced(gate), tools=[wait]), store)
+        agent = Agent("You answer at length.", Paced(gate), tools=[wait])
+        served = app(agent, store, a2a=True)
     else:
         served = bare_app(gate)
     listening = listen("127.0.0.1", 0)  # as tether serve listens (TCP_NODELAY on connections)
@@ -296,14 +303,16 @@ class Stream:
     problem: str = ""
 
 
-async def events_of(port: int, body: bytes) -> AsyncIterator[dict[str, Any]]:
-    """POST ``body`` to ``/agui`` on a connection of its own; each event of the answer. HTTP/1.1
-    by hand: httpx spends more CPU on a stream than the server does, and on 2 cores the client
-    would be what is measured."""
+async def events_of(
+    port: int, body: bytes, path: str = "/agui", extra: str = ""
+) -> AsyncIterator[dict[str, Any]]:
+    """POST ``body`` to ``path`` (with the ``extra`` header lines) on a connection of its own;
+    each event of the answer. HTTP/1.1 by hand: httpx spends more CPU on a stream than the server
+    does, and on 2 cores the client would be what is measured."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         writer.write(
-            f"POST /agui HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n"
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n{extra}"
             f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
             "connection: close\r\n\r\n".encode()
             + body
@@ -323,7 +332,8 @@ async def events_of(port: int, body: bytes) -> AsyncIterator[dict[str, Any]]:
                 piece = await reader.read(65536)
             if not piece:
                 break
-            *events, waiting = (waiting + piece).split(b"\n\n")
+            # sse-starlette (A2A) ends lines with CRLF, tether's AG-UI with LF
+            *events, waiting = (waiting + piece).replace(b"\r\n", b"\n").split(b"\n\n")
             for event in events:
                 data = [line[5:] for line in event.split(b"\n") if line.startswith(b"data:")]
                 if data:
@@ -371,6 +381,62 @@ async def read_one(
     return got
 
 
+A2A_DONE = "TASK_STATE_COMPLETED"
+
+
+def a2a_body(said: str) -> bytes:
+    """An A2A ``SendStreamingMessage`` request: a new task asking ``said``."""
+    message = {"messageId": secrets.token_hex(8), "role": "ROLE_USER", "parts": [{"text": said}]}
+    request = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage"}
+    return json.dumps({**request, "params": {"message": message}}).encode()
+
+
+async def read_a2a(port: int, start: float) -> Stream:
+    """Ask for one A2A task and read its stream to the end: the task first, then status and
+    artifact updates, the text as appended artifact chunks, the last a completed status."""
+    got = Stream()
+    try:
+        async with asyncio.timeout(STREAM_TIMEOUT):
+            extra = "a2a-version: 1.0\r\n"
+            async for event in events_of(port, a2a_body(GO), "/a2a", extra):
+                now = time.perf_counter() - start
+                if not got.types:
+                    got.first = now
+                got.last = now
+                if "error" in event:
+                    got.problem = f"error: {event['error']}"
+                    break
+                _a2a_event(event["result"], got)
+    except TimeoutError:
+        got.problem = f"no end after {STREAM_TIMEOUT} s ({len(got.types)} events)"
+    except (OSError, ValueError, RuntimeError, KeyError, asyncio.IncompleteReadError) as exc:
+        got.problem = f"{type(exc).__name__}: {exc}"
+    if not got.problem and (got.types[:1] != ["task"] or got.types[-1:] != [A2A_DONE]):
+        got.problem = f"events {got.types[:3]}...{got.types[-2:]} ({len(got.types)})"
+    elif not got.problem and got.text != TEXT:
+        got.problem = f"text {got.text[:40]!r}... ({len(got.text)} characters)"
+    return got
+
+
+def _a2a_event(result: dict[str, Any], got: Stream) -> None:
+    """Note one A2A stream response: its kind (a status update by its state), and the text its
+    artifact chunks append (the last chunk, the whole text again, is checked, not added)."""
+    if "task" in result:
+        got.types.append("task")
+        got.thread = result["task"]["contextId"]
+    elif "statusUpdate" in result:
+        got.types.append(result["statusUpdate"]["status"]["state"])
+    elif "artifactUpdate" in result:
+        update = result["artifactUpdate"]
+        got.types.append("artifactUpdate")
+        text = "".join(part.get("text", "") for part in update["artifact"]["parts"])
+        if update.get("lastChunk"):
+            if text != got.text:
+                got.problem = f"the last chunk {text[:40]!r} is not the text streamed"
+        else:
+            got.text += text
+
+
 @dataclass(slots=True)
 class Figures:
     """One server's figures over the rounds."""
@@ -399,6 +465,16 @@ async def timed_round(server: Server, count: int, figures: Figures) -> None:
     figures.cpu += server.cpu() - used
     figures.streams += streams
     figures.note(streams, "timed round")
+
+
+async def a2a_round(server: Server, count: int, figures: Figures) -> None:
+    used = server.cpu()
+    start = time.perf_counter()
+    streams = await asyncio.gather(*(read_a2a(server.port, start) for _ in range(count)))
+    figures.rates.append(count / (time.perf_counter() - start))
+    figures.cpu += server.cpu() - used
+    figures.streams += streams
+    figures.note(streams, "A2A round")
 
 
 async def held_round(server: Server, count: int, figures: Figures) -> None:
@@ -440,7 +516,7 @@ async def check_sessions(server: Server, streams: list[Stream], figures: Figures
 
 
 async def measure(servers: dict[str, Server], count: int, rounds: int) -> dict[str, Figures]:
-    figures = {kind: Figures() for kind in servers}
+    figures = {kind: Figures() for kind in (*servers, "a2a")}
     warm: dict[str, list[Stream]] = {}
     for kind, server in servers.items():  # the first runs import and open what they use
         warm[kind] = [await read_one(server.port, GO, time.perf_counter()) for _ in range(3)]
@@ -448,17 +524,22 @@ async def measure(servers: dict[str, Server], count: int, rounds: int) -> dict[s
             *(read_one(server.port, GO, time.perf_counter()) for _ in range(10))
         )
         figures[kind].note(warm[kind], "warm-up")
+    tether = servers["tether"]
+    warm["a2a"] = [await read_a2a(tether.port, time.perf_counter()) for _ in range(3)]
+    figures["a2a"].note(warm["a2a"], "A2A warm-up")
     for kind, server in servers.items():
         await held_round(server, count, figures[kind])
     for number in range(rounds):  # in turn, each first every other round
         kinds = list(servers) if number % 2 == 0 else list(reversed(servers))
         for kind in kinds:
             await timed_round(servers[kind], count, figures[kind])
+        await a2a_round(tether, count, figures["a2a"])
     for kind, server in servers.items():
         figures[kind].after_kib = server.memory()
         figures[kind].peak_kib = server.memory("VmHWM")
     every = warm["tether"] + figures["tether"].held + figures["tether"].streams
-    await check_sessions(servers["tether"], every, figures["tether"])
+    await check_sessions(tether, every, figures["tether"])
+    await check_sessions(tether, warm["a2a"] + figures["a2a"].streams, figures["a2a"])
     return figures
 
 
@@ -513,6 +594,38 @@ def report(figures: dict[str, Figures], count: int, rounds: int) -> None:
     for label, mine, theirs, form in rows:
         ratio = f"{mine / theirs:.2f}" if theirs else "-"
         print(f"| {label} | {mine:{form}} | {theirs:{form}} | {ratio} |")
+    report_a2a(tether, figures["a2a"], count, rounds)
+
+
+def report_a2a(agui: Figures, a2a: Figures, count: int, rounds: int) -> None:
+    """The A2A streams beside the AG-UI ones: the same agent, server and number at once."""
+
+    def ms(f: Figures, which: str, p: float) -> float:
+        done = [getattr(s, which) * 1000 for s in f.streams if not s.problem]
+        return percentile(done, p) if done else float("nan")
+
+    rows: list[tuple[str, float, float, str]] = [
+        ("first event p50, ms", ms(agui, "first", 50), ms(a2a, "first", 50), ".0f"),
+        ("first event p99, ms", ms(agui, "first", 99), ms(a2a, "first", 99), ".0f"),
+        ("last event p50, ms", ms(agui, "last", 50), ms(a2a, "last", 50), ".0f"),
+        ("last event p99, ms", ms(agui, "last", 99), ms(a2a, "last", 99), ".0f"),
+        ("streams per second", statistics.median(agui.rates), statistics.median(a2a.rates), ".0f"),
+        (
+            "server CPU per stream, ms",
+            agui.cpu * 1000 / len(agui.streams),
+            a2a.cpu * 1000 / max(1, len(a2a.streams)),
+            ".2f",
+        ),
+    ]
+    print()
+    print(f"the same server and agent: {count} AG-UI runs or {count} A2A tasks streaming at once")
+    print("| | AG-UI (POST /agui) | A2A (SendStreamingMessage) | ratio |")
+    print("| --- | ---: | ---: | ---: |")
+    done = " | ".join("yes" if not f.problems else f"no ({len(f.problems)})" for f in (agui, a2a))
+    print(f"| all {count * rounds} timed streams complete (and stored) | {done} | |")
+    for label, first, second, form in rows:
+        ratio = f"{second / first:.2f}" if first else "-"
+        print(f"| {label} | {first:{form}} | {second:{form}} | {ratio} |")
 
 
 def main(count: int, rounds: int) -> int:
@@ -538,7 +651,9 @@ def main(count: int, rounds: int) -> int:
                 if kind not in statuses:
                     statuses[kind] = server.stop()
         report(figures, count, rounds)
-        failed = False
+        for problem in figures["a2a"].problems[:10]:
+            print(f"a2a: {problem}", file=sys.stderr)
+        failed = bool(figures["a2a"].problems)
         for kind, server in servers.items():
             problems = figures[kind].problems
             for problem in problems[:10]:

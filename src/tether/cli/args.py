@@ -320,6 +320,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOOL",
         help="calls of this tool wait for approval on the page (repeat for more tools)",
     )
+    serve.add_argument(
+        "--a2a",
+        action="store_true",
+        help="also serve the agent over A2A 1.0: its card at /.well-known/agent-card.json, "
+        "JSON-RPC at /a2a and HTTP+JSON under it (needs the a2a extra)",
+    )
     _mcp_serve_options(commands)
     _mcp_options(commands)
     sessions = commands.add_parser(

@@ -36,7 +36,9 @@ def command_serve(opts: argparse.Namespace, agent: Agent, out: Console, err: Con
     path.parent.mkdir(parents=True, exist_ok=True)
     store = SQLiteStore(path)  # opens nothing until first used
     try:
-        served = app(agent, store, token, allow_origins=opts.allow_origin)
+        served = app(agent, store, token, allow_origins=opts.allow_origin, a2a=opts.a2a)
+    except ImportError as exc:  # --a2a without the a2a extra
+        raise CommandError.about("tether serve --a2a needs the a2a extra (a2a-sdk)", exc) from exc
     except ValueError as exc:  # a token or an origin that cannot be one
         said = str(exc) if str(exc).startswith("--allow-origin") else f"--token: {exc}"
         err.print(error_line(said), soft_wrap=True)
@@ -114,6 +116,8 @@ def _announce(
     out.print(
         safe_text(f"tether serve: {base}/ (sessions in {where}; Ctrl-C stops)"), soft_wrap=True
     )
+    if opts.a2a:
+        out.print(safe_text(f"A2A: {base}/.well-known/agent-card.json"), soft_wrap=True)
     if served.needs_token:
         link = f"{base}/login?code={served.login_code()}"
         out.print(safe_text(f"open this link once to sign a browser in: {link}"), soft_wrap=True)

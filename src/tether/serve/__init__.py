@@ -11,13 +11,18 @@ one-time link from ``login_code()`` sets). A client that disconnects cancels not
 ``RunAgentInput`` asks for that (``forwardedProps.cancelOnDisconnect``): the run finishes and is
 stored, and the session can be read again, or the run attached to again while it goes on
 (``GET /agui/{threadId}/events`` with ``Last-Event-ID``).
+
+``a2a_app(agent, store=None, token=None)`` serves the agent over A2A 1.0 instead (the ``a2a``
+extra): its card at ``/.well-known/agent-card.json`` (public, as A2A clients read it before they
+authenticate), JSON-RPC at ``/a2a`` and HTTP+JSON under it, each task a run in the session its
+``contextId`` names; ``app(..., a2a=True)`` serves both from one server (``tether serve --a2a``).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent import Agent
 from ..stores.base import SessionStore
@@ -27,7 +32,10 @@ from .runs import Runs
 from .shared_state import shared_state
 from .wire import Refused, ServeLimits
 
-__all__ = ["PROTOCOL_VERSION", "ServeLimits", "ServerApp", "app", "shared_state"]
+if TYPE_CHECKING:
+    from .a2a.app import A2ARoutes
+
+__all__ = ["PROTOCOL_VERSION", "ServeLimits", "ServerApp", "a2a_app", "app", "shared_state"]
 
 
 class ServerApp:
@@ -61,12 +69,14 @@ def app(
     *,
     limits: ServeLimits | None = None,
     allow_origins: Sequence[str] = (),
+    a2a: bool = False,
 ) -> ServerApp:
     """An ASGI application serving ``agent``: its sessions in ``store`` (default: the CLI's
     SQLite file, opened and closed with the app), the chat page at ``/``, runs as AG-UI events.
     ``token`` (16 characters or more) is required of every request when given.
     ``allow_origins`` (``http://localhost:3000``) are the other origins whose pages may use
-    it: their browsers' preflights are answered (the token rule stays as it is)."""
+    it: their browsers' preflights are answered (the token rule stays as it is). ``a2a``
+    serves A2A beside (as ``a2a_app`` does), on the same sessions and runs."""
     from starlette.applications import Starlette  # noqa: PLC0415 - the serve extra
     from starlette.routing import Route  # noqa: PLC0415
 
@@ -78,6 +88,7 @@ def app(
         store = _default_store()
     runs = Runs(agent.transport)  # its phases (a model starting) stream as steps
     server = Server(agent, store, limits or ServeLimits(), runs)
+    served = _a2a(agent, store, runs, access, server.limits) if a2a else None
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
@@ -85,6 +96,8 @@ def app(
             yield
         finally:
             await runs.stop_all()
+            if served is not None:
+                await served.aclose()
             if owned:
                 await store.aclose()  # type: ignore[attr-defined]
 
@@ -97,9 +110,68 @@ def app(
         Route("/api/sessions/{session:str}/cancel", server.cancel, methods=["POST"]),
         Route("/agui", server.run, methods=["POST"]),
         Route("/agui/{session:str}/events", server.attach, methods=["GET"]),
+        *(served.routes if served is not None else ()),
     ]
     starlette = Starlette(routes=routes, lifespan=lifespan, exception_handlers={Refused: refused})
-    return ServerApp(Guard(starlette, access), runs)
+    return ServerApp(Guard(starlette, access, public=_public(served)), runs)
+
+
+def a2a_app(
+    agent: Agent,
+    store: SessionStore | None = None,
+    token: str | None = None,
+    *,
+    limits: ServeLimits | None = None,
+    url: str | None = None,
+) -> ServerApp:
+    """An ASGI application serving ``agent`` over A2A 1.0: the agent card, JSON-RPC at
+    ``/a2a`` and HTTP+JSON under it, tasks kept in ``store`` (default: the CLI's SQLite file).
+    ``token`` is required of every request but the card's when given. ``url`` is where
+    clients reach the server (the card's interfaces), when not the URL a request came by."""
+    from starlette.applications import Starlette  # noqa: PLC0415 - the serve extra
+
+    access = Access(token)
+    owned = store is None
+    if store is None:
+        store = _default_store()
+    runs = Runs(agent.transport)
+    served = _a2a(agent, store, runs, access, limits or ServeLimits(), url)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await runs.stop_all()
+            await served.aclose()
+            if owned:
+                await store.aclose()  # type: ignore[attr-defined]
+
+    starlette = Starlette(routes=served.routes, lifespan=lifespan)
+    return ServerApp(Guard(starlette, access, public=_public(served)), runs)
+
+
+def _a2a(
+    agent: Agent,
+    store: SessionStore,
+    runs: Runs,
+    access: Access,
+    limits: ServeLimits,
+    url: str | None = None,
+) -> A2ARoutes:
+    from .a2a.app import a2a_routes  # noqa: PLC0415 - the a2a extra
+
+    secured = access.token is not None
+    return a2a_routes(agent, store, runs, secured=secured, max_body=limits.max_body, url=url)
+
+
+def _public(served: A2ARoutes | None) -> frozenset[str]:
+    """What anyone may read without the token: the A2A card, when A2A is served."""
+    if served is None:
+        return frozenset()
+    from .a2a.card import CARD_PATHS  # noqa: PLC0415
+
+    return frozenset(CARD_PATHS)
 
 
 def _default_store() -> SessionStore:

@@ -101,9 +101,11 @@ class Access:
 class Guard:
     """ASGI middleware: the checks of ``Access`` before ``app`` sees a request."""
 
-    def __init__(self, app: ASGIApp, access: Access) -> None:
+    def __init__(self, app: ASGIApp, access: Access, public: frozenset[str] = frozenset()) -> None:
+        """``public``: paths anyone may GET without the token (the A2A agent card)."""
         self.app = app
         self.access = access
+        self.public = public
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -132,10 +134,13 @@ class Guard:
         if scope["path"] == LOGIN and self.access.token is not None:
             await self._login(scope, send)
             return
-        if not self.access.admits(headers, cookies):
+        if not self._open(scope) and not self.access.admits(headers, cookies):
             await _reply(send, 401, "this server needs its token: open the login link it printed")
             return
         await self.app(scope, receive, send)
+
+    def _open(self, scope: Scope) -> bool:
+        return scope["path"] in self.public and scope["method"] in ("GET", "HEAD")
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str] | None:
         host = headers.get("host", "")

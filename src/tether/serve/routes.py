@@ -32,6 +32,7 @@ from ..loop import CancellationToken, pending
 from ..messages import Message
 from ..stores.base import SessionInfo, SessionStore, StoredContext, check_session_id
 from ..tools.selector import read_tools
+from .a2a import RECORDS
 from .agui import Event
 from .client_input import ClientInput, client_input
 from .front_run import FORKED, Plan, StateWatch, fork, front_events, plan_run, run_agent, start_run
@@ -45,6 +46,9 @@ from .wire import Refused, RunAsked, ServeLimits, json_body, run_input
 
 __all__ = ["TITLES_PER_LIST", "Server"]
 
+HIDDEN = (STATE_PREFIX, *RECORDS)
+"""Sessions the server keeps for itself (shared state, A2A task and message records): not
+listed, and no thread of a client's."""
 TITLES_PER_LIST = 50  # histories one listing reads for titles not known yet (newest first)
 
 _SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
@@ -71,7 +75,7 @@ class Server:
 
     async def sessions(self, request: Request) -> Response:
         found = sorted(await self.store.sessions(), key=lambda s: s.updated, reverse=True)
-        found = [info for info in found if not info.session_id.startswith(STATE_PREFIX)]
+        found = [info for info in found if not info.session_id.startswith(HIDDEN)]
         await self._read_titles(found)
         return JSONResponse(
             [
@@ -140,8 +144,8 @@ class Server:
         asked = run_input(body, self.limits)
         given = client_input(body, self.limits)  # tools, history, context, state
         thread = asked.thread_id or new_session_id()
-        if thread.startswith(STATE_PREFIX):
-            raise Refused(400, f"a threadId may not begin with {STATE_PREFIX!r}")
+        if thread.startswith(HIDDEN):
+            raise Refused(400, f"a threadId may not begin with {' or '.join(map(repr, HIDDEN))}")
         try:
             live = self.runs.reserve(thread, asked.run_id or secrets.token_hex(8))
         except Busy as exc:

@@ -1,0 +1,152 @@
+"""The A2A server's tasks, kept in tether's session store so that a restart loses none.
+
+A task's record is a session of its own, ``a2a-task:<task id>``: one message (the task as A2A
+JSON, and which server process wrote it) each time its state, artifacts or history changed; the
+last one is the task. A task a killed server left submitted or working is read back as failed:
+nothing runs it any more (its conversation, the session named by its ``contextId``, keeps what the
+run stored). Which task a message id started is a session too, ``a2a-message:<message id>``,
+claimed by one append at position 0, so of two deliveries of one message only one runs.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from a2a.server.context import ServerCallContext
+from a2a.server.tasks import InMemoryTaskStore, TaskStore
+from a2a.types.a2a_pb2 import (
+    ListTasksRequest,
+    ListTasksResponse,
+    Message,
+    Part,
+    Role,
+    Task,
+    TaskState,
+)
+from google.protobuf.json_format import MessageToDict, ParseDict
+
+from ...errors import ConflictError
+from ...messages import text_message
+from ...stores.base import MAX_SESSION_ID, SessionStore, StoredContext
+from . import RECORDS
+
+__all__ = ["CLAIM", "RECORD", "TaskRecords"]
+
+RECORD, CLAIM = RECORDS  # a task's record: RECORD + its id; a message id's claim: CLAIM + it
+_RUNNING = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
+CUT_OFF = "the server stopped during this task's run; its context keeps what the run stored"
+
+
+def _shape(task: Task) -> tuple[int, int, int]:
+    """What a new record is written for: the state, and how many artifacts and messages."""
+    return task.status.state, len(task.artifacts), len(task.history)
+
+
+@dataclass(slots=True)
+class TaskRecords(TaskStore):
+    """An A2A ``TaskStore`` on a tether ``SessionStore``; the tasks of this process cached."""
+
+    store: SessionStore
+    server: str = field(default_factory=lambda: secrets.token_hex(8))
+    _cache: InMemoryTaskStore = field(default_factory=InMemoryTaskStore)
+    _records: dict[str, StoredContext] = field(default_factory=dict)
+    _written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    async def save(self, task: Task, context: ServerCallContext) -> None:
+        await self._cache.save(task, context)
+        if self._written.get(task.id) != _shape(task) or task.status.state not in _RUNNING:
+            await self._write(task)
+
+    async def _write(self, task: Task) -> None:
+        record = self._records.get(task.id)
+        if record is None:
+            record = self._records[task.id] = await self.store.open(_record_id(task.id))
+        body = {"server": self.server, "task": MessageToDict(task)}
+        await record.append(text_message("user", json.dumps(body, separators=(",", ":"))))
+        self._written[task.id] = _shape(task)
+
+    async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
+        found = await self._cache.get(task_id, context)
+        if found is None:
+            found = await self._read(task_id, context)
+        return found
+
+    async def _read(self, task_id: str, context: ServerCallContext) -> Task | None:
+        """The stored task ``task_id``, cut off (failed) if a server that is gone left it
+        running."""
+        if not task_id or len(task_id) + len(RECORD) > MAX_SESSION_ID:
+            return None
+        history = await self.store.history_of(_record_id(task_id))
+        if not history:
+            return None
+        body = json.loads(history[-1].text)
+        task = ParseDict(body["task"], Task())
+        if body.get("server") != self.server and task.status.state in _RUNNING:
+            task.status.state = TaskState.TASK_STATE_FAILED
+            task.status.message.CopyFrom(agent_text(CUT_OFF, task))
+            task.status.timestamp.FromDatetime(datetime.now(UTC))
+            await self.save(task, context)
+        else:
+            await self._cache.save(task, context)
+        return task
+
+    async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
+        """Every task, read from the store into the cache first (a listing is rare)."""
+        for info in await self.store.sessions():
+            if info.session_id.startswith(RECORD):
+                await self.get(info.session_id.removeprefix(RECORD), context)
+        return await self._cache.list(params, context)
+
+    async def delete(self, task_id: str, context: ServerCallContext) -> None:
+        await self._cache.delete(task_id, context)
+        self._records.pop(task_id, None)
+        self._written.pop(task_id, None)
+        await self.store.delete(_record_id(task_id))
+
+    async def claimed_by(self, message_id: str) -> str | None:
+        """The task that message ``message_id`` started or answered, if one did."""
+        if not message_id or len(message_id) + len(CLAIM) > MAX_SESSION_ID:
+            return None
+        history = await self.store.history_of(CLAIM + message_id)
+        return history[0].text if history else None
+
+    async def claim(self, message_id: str, task_id: str) -> str | None:
+        """Claim ``message_id`` for ``task_id``: None if this claim holds, else the task that
+        had it already (one append at position 0: of two at once, one conflicts)."""
+        if not message_id or len(message_id) + len(CLAIM) > MAX_SESSION_ID:
+            return None
+        claim = await self.store.open(CLAIM + message_id)
+        if claim.position == 0:
+            try:
+                await claim.append(text_message("user", task_id))
+            except ConflictError:
+                pass
+            else:
+                return None
+        held = await self.claimed_by(message_id)
+        return None if held == task_id else held
+
+
+def _record_id(task_id: str) -> str:
+    return RECORD + task_id
+
+
+def agent_text(text: str, task: Task, data: dict[str, object] | None = None) -> Message:
+    """An agent message of ``task`` holding ``text`` (and a data part, when given)."""
+    from google.protobuf.struct_pb2 import Value  # noqa: PLC0415
+
+    parts = [Part(text=text)]
+    if data is not None:
+        value = Value()
+        ParseDict(data, value)
+        parts.append(Part(data=value))
+    return Message(
+        message_id=secrets.token_hex(8),
+        role=Role.ROLE_AGENT,
+        parts=parts,
+        task_id=task.id,
+        context_id=task.context_id,
+    )
