@@ -252,6 +252,23 @@ async def test_anything_else_on_an_input_required_task_runs_nothing(
             await events_of(client, user_message("hi", context=task["contextId"]))
 
 
+async def test_cancelling_an_input_required_task_denies_its_calls(server: Served) -> None:
+    """A task waiting for approval, cancelled: its held calls are denied and stored so, nothing
+    runs, and the context takes new messages again."""
+    async with a2a_client(server.base, streaming=False) as client:
+        [asked] = await events_of(client, user_message("delete f.txt"))
+        task = asked["task"]
+        assert task["status"]["state"] == INPUT
+        cancelled = MessageToDict(await client.cancel_task(CancelTaskRequest(id=task["id"])))
+        assert cancelled["status"]["state"] == CANCELED
+        assert ("delete_file", "f.txt") not in ran(server)
+        history = await _history(server, task["contextId"])
+        results = [b for m in history for b in m.tool_results]
+        assert [b.is_error for b in results] == [True] and "canceled" in results[0].text
+        [again] = await events_of(client, user_message("hi", context=task["contextId"]))
+        assert again["task"]["status"]["state"] == COMPLETED
+
+
 async def test_a_replayed_message_runs_nothing_again(server: Served) -> None:
     async with a2a_client(server.base, streaming=False) as client:
         [first] = await events_of(client, user_message("add once", message_id="m-replayed"))
@@ -286,6 +303,16 @@ async def test_an_unknown_task_is_not_found(server: Served) -> None:
             headers={"A2A-Version": "1.0"},
         )
         assert rpc.json()["error"]["code"] == -32001
+
+
+@pytest.mark.parametrize("context", ["a2a-task:x", "a2a-message:m", "tether-state:abc"])
+async def test_a_context_may_not_name_the_servers_own_records(
+    server: Served, context: str
+) -> None:
+    async with a2a_client(server.base, streaming=False) as client:
+        with pytest.raises(InvalidParamsError, match="may not begin with"):
+            await events_of(client, user_message("add", context=context))
+    assert await _history(server, context) == []
 
 
 async def test_hostile_requests_get_clear_errors(server: Served) -> None:

@@ -62,6 +62,14 @@ ON_A_NEW_THREAD: dict[str, tuple[Refusal, int]] = {
         lambda http, _: http.post("/agui", json=ask("hi", "line\nbreak")),
         400,
     ),
+    "a threadId naming the server's own A2A records": (
+        lambda http, _: http.post("/agui", json=ask("hi", "a2a-task:t1")),
+        400,
+    ),
+    "a threadId naming a session's kept state": (
+        lambda http, _: http.post("/agui", json=ask("hi", "tether-state:abc")),
+        400,
+    ),
     "a cross-site run": (
         lambda http, _: http.post(
             "/agui", json=ask("hi", "from-elsewhere"), headers={"sec-fetch-site": "cross-site"}

@@ -32,23 +32,20 @@ from ..loop import CancellationToken, pending
 from ..messages import Message
 from ..stores.base import SessionInfo, SessionStore, StoredContext, check_session_id
 from ..tools.selector import read_tools
-from .a2a import RECORDS
 from .agui import Event
 from .client_input import ClientInput, client_input
 from .front_run import FORKED, Plan, StateWatch, fork, front_events, plan_run, run_agent, start_run
 from .frontend import is_frontend
+from .hidden import HIDDEN, hidden
 from .history import agui_messages, title_of
 from .page import page_response
 from .runs import Busy, LiveRun, Runs, UnknownEvent, stream_of
-from .shared_state import STATE_PREFIX, delete_state, sharing
+from .shared_state import delete_state, sharing
 from .tracked import Tracked
 from .wire import Refused, RunAsked, ServeLimits, json_body, run_input
 
 __all__ = ["TITLES_PER_LIST", "Server"]
 
-HIDDEN = (STATE_PREFIX, *RECORDS)
-"""Sessions the server keeps for itself (shared state, A2A task and message records): not
-listed, and no thread of a client's."""
 TITLES_PER_LIST = 50  # histories one listing reads for titles not known yet (newest first)
 
 _SSE_HEADERS = {"cache-control": "no-store", "x-accel-buffering": "no"}
@@ -144,8 +141,8 @@ class Server:
         asked = run_input(body, self.limits)
         given = client_input(body, self.limits)  # tools, history, context, state
         thread = asked.thread_id or new_session_id()
-        if thread.startswith(HIDDEN):
-            raise Refused(400, f"a threadId may not begin with {' or '.join(map(repr, HIDDEN))}")
+        if (why := hidden(thread)) is not None:
+            raise Refused(400, f"threadId: {why}")
         try:
             live = self.runs.reserve(thread, asked.run_id or secrets.token_hex(8))
         except Busy as exc:

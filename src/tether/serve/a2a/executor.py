@@ -113,13 +113,36 @@ class RunExecutor(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Stop the task's run by its token and wait for its end (``canceled``); a task with
-        no run under way (one waiting for input) is marked canceled by the SDK."""
+        no run under way is marked canceled by the SDK, its held calls denied first (one that
+        waited for input leaves its context free for new messages)."""
         going = self._going.get(context.task_id or "")
         live = self.runs.get(context.context_id or "")
         if going is None or live is None or live.run_id != context.task_id:
+            if live is None and context.context_id and context.task_id:
+                await self._deny_held(context.context_id, context.task_id)
             return
         live.cancel.cancel()
         await asyncio.wait([going], timeout=STOP_WAIT)
+
+    async def _deny_held(self, session_id: str, task_id: str) -> None:
+        """Deny the calls held in ``session_id``: their results stored, the model not asked
+        again (the resume's token is cancelled before it starts)."""
+        held = pending(await self.store.history_of(session_id))
+        if not held:
+            return
+        try:
+            live = self.runs.reserve(session_id, task_id)
+        except Busy:  # a run began meanwhile: it answers the held calls itself
+            return
+        try:
+            live.cancel.cancel()
+            reason = f"task {task_id} was canceled"
+            session = await self.store.open(session_id)
+            denied = {call.id: reason for call in held}
+            async for _ in self.agent.resume_stream(session, (), denied, cancel=live.cancel):
+                pass
+        finally:
+            self.runs.release(live)
 
 
 async def _drive(stream: AgentStream, events: TaskEvents) -> None:

@@ -18,6 +18,7 @@ from a2a.utils.errors import InvalidParamsError, TaskNotFoundError, UnsupportedO
 
 from ...loop import pending
 from ...stores.base import SessionStore, check_session_id
+from ..hidden import hidden
 from ..runs import Runs
 from .decisions import Undecidable, decisions_of
 from .executor import RunExecutor, message_text
@@ -69,6 +70,8 @@ class Handler(DefaultRequestHandlerV2):
                 check_session_id(message.context_id)
             except ValueError as exc:
                 raise InvalidParamsError(f"contextId: {exc}") from None
+            if (why := hidden(message.context_id)) is not None:
+                raise InvalidParamsError(f"contextId: {why}")
         if message.task_id:
             await self._follow_up(message, context)
             return
