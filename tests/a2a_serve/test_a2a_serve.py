@@ -306,9 +306,7 @@ async def test_an_unknown_task_is_not_found(server: Served) -> None:
 
 
 @pytest.mark.parametrize("context", ["a2a-task:x", "a2a-message:m", "tether-state:abc"])
-async def test_a_context_may_not_name_the_servers_own_records(
-    server: Served, context: str
-) -> None:
+async def test_a_context_may_not_name_the_servers_own_records(server: Served, context: str) -> None:
     async with a2a_client(server.base, streaming=False) as client:
         with pytest.raises(InvalidParamsError, match="may not begin with"):
             await events_of(client, user_message("add", context=context))
