@@ -1,7 +1,9 @@
 """``tether serve`` through the official AG-UI client (``@ag-ui/client`` 1.0's ``HttpAgent``, in
 node, installed by ``scripts/parts.sh``): a chat with reasoning and a tool call, an approval
 interrupt answered by resume, a second client attached to a run under way, and a front-end tool
-(the page's own, as a CopilotKit action is) called by the model and answered by the client.
+(the page's own, as a CopilotKit action is) called by the model and answered by the client,
+and shared state and context (the client's state changed by a tool, its STATE_DELTA applied by
+the client's own JSON Patch).
 Every event passes the client's own schema and order checks, and after each run the client's
 messages, merged by id, are exactly the session's stored ones."""
 
@@ -16,7 +18,7 @@ from typing import Any
 from parts import absent
 from served import serving
 from tether import Agent, tool
-from tether.serve import app
+from tether.serve import app, shared_state
 from tether.serve.history import agui_messages
 from tether.stores import SQLiteStore
 from tether.testing import Call, Hold, Reply, ScriptedTransport
@@ -42,6 +44,15 @@ def remove(path: str) -> str:
     return f"removed {path}"
 
 
+@tool
+def add_to_cart(item: str) -> str:
+    """Put an item in the user's cart (the session's shared state)."""
+    state = shared_state()
+    assert state is not None
+    state.setdefault("cart", []).append(item)
+    return f"{item} is in the cart"
+
+
 def script(gate: asyncio.Event) -> ScriptedTransport:
     return ScriptedTransport(
         [
@@ -52,6 +63,8 @@ def script(gate: asyncio.Event) -> ScriptedTransport:
             Hold(gate, Reply("Held, then done.", chunks=2), after_events=1),
             Reply("Asking you.", tool_calls=[Call("pick_color", {"hint": "warm"})]),
             Reply("You picked red."),
+            Reply(tool_calls=[Call("add_to_cart", {"item": "tea"})]),
+            Reply("Tea is in your cart."),
         ]
     )
 
@@ -61,7 +74,7 @@ async def test_the_official_client_runs_a_session_with_no_glue(tmp_path: Path) -
         absent("@ag-ui/client (with its node)", "scripts/parts.sh installs it")
     gate = asyncio.Event()
     model = script(gate)
-    agent = Agent("s", model, tools=[add, remove], approval=["remove"])
+    agent = Agent("s", model, tools=[add, remove, add_to_cart], approval=["remove"])
     async with SQLiteStore(tmp_path / "c.db") as store, serving(app(agent, store)) as base:
         node = await asyncio.create_subprocess_exec(
             str(NODE),
@@ -122,3 +135,9 @@ async def test_the_official_client_runs_a_session_with_no_glue(tmp_path: Path) -
     assert "red" in [m["content"] for m in answered["messages"] if m["role"] == "tool"]
     offered = [t.name for t in model.requests[5].tools]
     assert "pick_color" in offered and "add" in offered
+    state = steps["state"]  # the client's state, patched by the client itself, is the tool's
+    assert state["state"] == {"cart": ["milk", "tea"]}
+    assert {"STATE_SNAPSHOT", "STATE_DELTA"} <= set(state["types"])
+    assert state["messages"] == stored["state"]
+    assert "the shop's front page" in (model.requests[7].system or "")
+    assert "the shop's front page" not in (model.requests[5].system or "")

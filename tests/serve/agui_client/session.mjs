@@ -89,4 +89,15 @@ agent.addMessage({ id: randomUUID(), role: "tool", toolCallId: call.id, content:
 seen = watched();
 await agent.runAgent({ tools: [pickColor] }, seen.subscriber);
 say("frontendAnswered", { messages: agent.messages, types: seen.types });
+
+// 7. shared state and context: the client's state goes up, a tool changes it on the server, the
+// STATE_DELTA comes back as a JSON Patch the client applies itself; a readable reaches the model
+agent.setState({ cart: ["milk"] });
+ask("add tea to my cart");
+seen = watched();
+await agent.runAgent(
+  { context: [{ description: "the page the user is on", value: "the shop's front page" }] },
+  seen.subscriber,
+);
+say("state", { state: agent.state, messages: agent.messages, types: seen.types });
 process.exit(0);
