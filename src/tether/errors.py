@@ -18,7 +18,8 @@ TetherError
 ├── StoreDamagedError         a stored record cannot be read back (session, position)
 ├── StoreUnavailableError     a store's server could not be reached or dropped the connection
 ├── PayloadTooLargeError      a durable run's value is over Temporal's limit, nowhere to offload
-└── RemoteError               an exception read back from JSON whose type is not known here
+├── RemoteError               an exception read back from JSON whose type is not known here
+└── CassetteError             a cassette does not match the requests, or is damaged (``path``)
 
 Warnings (``warnings.warn``, filtered by class):
 
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AuthenticationError",
     "BadRequestError",
+    "CassetteError",
     "ConflictError",
     "ConnectionFailedError",
     "ContextWindowExceededError",
@@ -259,3 +261,12 @@ class RunPaused(TetherError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.pending,))
+
+
+class CassetteError(TetherError):
+    """A cassette (``tether.testing.Cassette``) that does not match what the run sent, or that is
+    missing, damaged or edited: ``path`` names its file, the message what to do."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(f"cassette {path}: {message}")
+        self.path = path

@@ -20,8 +20,16 @@ axio's helpers are here too: ``make_echo_tool``, ``make_stub_transport`` and
 yields::
 
     assert_stream_contract(await collect(my_transport.stream(messages, tools, system)))
+
+``Cassette(path, mode="once")`` records a run's real HTTP exchanges (providers, MCP servers over
+HTTP) once and replays them with no network; the pytest fixture ``cassette`` does it per test
+(``pytest --record`` records what is missing)::
+
+    async with Cassette("tests/cassettes/weather.json"):
+        answer = await agent.run("Weather in Oslo?")
 """
 
+from .cassette import Cassette
 from .common import Request, ScriptExhausted
 from .contract import assert_stream_contract, collect
 from .scripted import Call, Hold, Reply, ScriptedTransport, Step, StepFn
@@ -36,6 +44,7 @@ from .stub import (
 
 __all__ = [
     "Call",
+    "Cassette",
     "Hold",
     "Reply",
     "Request",

@@ -1,0 +1,91 @@
+"""What a cassette never writes: credentials in headers, query strings, form bodies and token
+answers, the values of the environment's keys, and the secrets the user names; each is
+``<redacted>``."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+__all__ = ["REDACTED", "Redactor", "environment_secrets"]
+
+REDACTED = "<redacted>"
+
+_HEADER = re.compile(r"key|token|secret|auth|cookie|password|signature|credential", re.I)
+_PARAM = re.compile(r"key|token|secret|password|signature|^sig$|^code$|credential", re.I)
+_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.I)
+_TOKEN_FIELD = re.compile(
+    r'"(access_token|refresh_token|id_token|client_secret|api_key)"\s*:\s*"([^"\\]+)"'
+)
+_PIECES = re.compile(r"[\s,;]+")
+_SHORTEST = 6  # a shorter value is too likely to be ordinary text to blank everywhere
+
+
+def environment_secrets() -> tuple[str, ...]:
+    """The values of environment variables whose names say they hold a key or a token."""
+    return tuple(v for k, v in os.environ.items() if _ENV.search(k) and len(v) >= _SHORTEST)
+
+
+@dataclass
+class Redactor:
+    """Blanks what it is told, and every credential it meets on the way (a header's value is
+    blanked in the bodies too, should a server echo it)."""
+
+    secrets: set[str] = field(default_factory=set)
+
+    def learn(self, values: Iterable[str]) -> None:
+        self.secrets.update(v for v in values if len(v) >= _SHORTEST)
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret (longest first) and token field blanked."""
+        for match in _TOKEN_FIELD.finditer(text):
+            self.learn([match.group(2)])
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
+        """Credential headers blanked whole (their values learnt first)."""
+        for name, value in headers.items():
+            if _HEADER.search(name):
+                self.learn([value, *(p.partition("=")[2] or p for p in _PIECES.split(value))])
+        return {
+            name: REDACTED if _HEADER.search(name) else self.text(value)
+            for name, value in headers.items()
+        }
+
+    def url(self, url: str) -> str:
+        """``url`` with credential query parameters blanked."""
+        parts = urlsplit(url)
+        if not parts.query:
+            return self.text(url)
+        query = self.form(parts.query)
+        return self.text(urlunsplit(parts._replace(query=query)))
+
+    def form(self, body: str) -> str:
+        """A form-encoded body (or query string) with its credential fields blanked."""
+        pairs = parse_qsl(body, keep_blank_values=True)
+        self.learn(v for k, v in pairs if _PARAM.search(k))
+        kept = [(k, REDACTED if _PARAM.search(k) and v else v) for k, v in pairs]
+        return urlencode(kept, safe="<>")
+
+    def json(self, value: Any) -> Any:
+        """A JSON value with every string redacted (keys too)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.json(v) for v in value]
+        if isinstance(value, dict):
+            return {self.text(k): self._field(k, v) for k, v in value.items()}
+        return value
+
+    def _field(self, key: str, value: Any) -> Any:
+        if isinstance(value, str) and _TOKEN_FIELD.match(f'"{key}":"{value}"'):
+            self.learn([value])
+            return REDACTED
+        return self.json(value)
