@@ -14,6 +14,7 @@ import pytest
 from misbehaving_server import MisbehavingServer, sse_stream
 
 from tether import Agent, StreamEvent
+from tether.errors import CassetteError
 from tether.testing import Cassette
 from tether.transports.anthropic import AnthropicTransport
 from tether.transports.http import HttpTransport
@@ -51,10 +52,10 @@ def get_time(timezone: str = "UTC", city: str = "") -> str:
     return f"12:00 in {timezone or city}"
 
 
-async def run(transport: HttpTransport) -> list[StreamEvent]:
+async def run(transport: HttpTransport, city: str = "Paris") -> list[StreamEvent]:
     agent = Agent("You help.", transport, tools=[get_weather, get_time])
     async with transport:
-        return [event async for event in agent.run_stream("Weather and time in Paris?")]
+        return [event async for event in agent.run_stream(f"Weather and time in {city}?")]
 
 
 def shown(events: list[StreamEvent]) -> list[str]:
@@ -84,6 +85,9 @@ async def test_a_run_recorded_on_each_wire_format_replays_with_the_server_gone(
     chunks = [c["text"] for c in first["response"]["chunks"]]
     assert "".join(chunks) == "".join(events_of(calls))
     assert KEY not in path.read_text()
+    with pytest.raises(CassetteError, match=r'(?s)-.*in Paris\?".*\+.*in Rome\?"'):
+        async with Cassette(path, mode="none"):  # another question: not what was recorded
+            await run(make("m", base_url=url, api_key=KEY), city="Rome")
 
 
 async def test_a_stream_is_kept_chunk_by_chunk_and_replayed_so(tmp_path: Path) -> None:
