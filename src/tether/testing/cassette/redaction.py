@@ -23,11 +23,12 @@ _TOKEN_FIELD = re.compile(
 )
 _PIECES = re.compile(r"[\s,;]+")
 _SHORTEST = 6  # a shorter value is too likely to be ordinary text to blank everywhere
+_ENV_SHORTEST = 12  # an environment's keys are long; its short values are settings
 
 
 def environment_secrets() -> tuple[str, ...]:
     """The values of environment variables whose names say they hold a key or a token."""
-    return tuple(v for k, v in os.environ.items() if _ENV.search(k) and len(v) >= _SHORTEST)
+    return tuple(v for k, v in os.environ.items() if _ENV.search(k) and len(v) >= _ENV_SHORTEST)
 
 
 @dataclass
