@@ -27,13 +27,14 @@ from .records import TaskRecords
 __all__ = ["Handler"]
 
 _RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+PARKED = 60.0  # seconds the SDK keeps an unanswered input-required task in memory (then: the store)
 
 
 class Handler(DefaultRequestHandlerV2):
     """``DefaultRequestHandlerV2`` for a tether agent's tasks."""
 
     def __init__(self, executor: RunExecutor, card: AgentCard) -> None:
-        super().__init__(executor, executor.records, card)
+        super().__init__(executor, executor.records, card, interrupted_task_timeout=PARKED)
         self._records: TaskRecords = executor.records
         self._store: SessionStore = executor.store
         self._runs: Runs = executor.runs

@@ -47,17 +47,24 @@ def _shape(task: Task) -> tuple[int, int, int]:
 
 @dataclass(slots=True)
 class TaskRecords(TaskStore):
-    """An A2A ``TaskStore`` on a tether ``SessionStore``; the tasks of this process cached."""
+    """An A2A ``TaskStore`` on a tether ``SessionStore``. Only the tasks under way here are kept
+    in memory (the SDK saves one at every event); a task is dropped from memory once its
+    ``input-required`` or final state is written, and read back from the store when asked for,
+    so a server that runs for weeks holds no more than its live tasks."""
 
     store: SessionStore
     server: str = field(default_factory=lambda: secrets.token_hex(8))
-    _cache: InMemoryTaskStore = field(default_factory=InMemoryTaskStore)
+    _live: dict[str, Task] = field(default_factory=dict)  # a copy of each task under way
     _records: dict[str, StoredContext] = field(default_factory=dict)
     _written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        await self._cache.save(task, context)
-        if self._written.get(task.id) != _shape(task) or task.status.state not in _RUNNING:
+        if task.status.state not in _RUNNING:  # written, then read from the store when asked
+            await self._write(task)
+            self._forget(task.id)
+            return
+        self._live[task.id] = _copy(task)  # the SDK goes on changing the one it saved
+        if self._written.get(task.id) != _shape(task):
             await self._write(task)
 
     async def _write(self, task: Task) -> None:
@@ -68,11 +75,15 @@ class TaskRecords(TaskStore):
         await record.append(text_message("user", json.dumps(body, separators=(",", ":"))))
         self._written[task.id] = _shape(task)
 
+    def _forget(self, task_id: str) -> None:
+        """Drop ``task_id`` from memory: its record holds it."""
+        self._live.pop(task_id, None)
+        self._records.pop(task_id, None)
+        self._written.pop(task_id, None)
+
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        found = await self._cache.get(task_id, context)
-        if found is None:
-            found = await self._read(task_id, context)
-        return found
+        live = self._live.get(task_id)
+        return _copy(live) if live is not None else await self._read(task_id, context)
 
     async def _read(self, task_id: str, context: ServerCallContext) -> Task | None:
         """The stored task ``task_id``, cut off (failed) if a server that is gone left it
@@ -89,21 +100,22 @@ class TaskRecords(TaskStore):
             task.status.message.CopyFrom(agent_text(CUT_OFF, task))
             task.status.timestamp.FromDatetime(datetime.now(UTC))
             await self.save(task, context)
-        else:
-            await self._cache.save(task, context)
         return task
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        """Every task, read from the store into the cache first (a listing is rare)."""
+        """Every task, read from the store (the live ones from memory) into a listing of this
+        call's own, which the SDK's in-memory store filters, orders and pages (a listing is
+        rare)."""
+        listing = InMemoryTaskStore(use_copying=False)
         for info in await self.store.sessions():
             if info.session_id.startswith(RECORD):
-                await self.get(info.session_id.removeprefix(RECORD), context)
-        return await self._cache.list(params, context)
+                task = await self.get(info.session_id.removeprefix(RECORD), context)
+                if task is not None:
+                    await listing.save(task, context)
+        return await listing.list(params, context)
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        await self._cache.delete(task_id, context)
-        self._records.pop(task_id, None)
-        self._written.pop(task_id, None)
+        self._forget(task_id)
         await self.store.delete(_record_id(task_id))
 
     async def claimed_by(self, message_id: str) -> str | None:
@@ -128,6 +140,12 @@ class TaskRecords(TaskStore):
                 return None
         held = await self.claimed_by(message_id)
         return None if held == task_id else held
+
+
+def _copy(task: Task) -> Task:
+    copy = Task()
+    copy.CopyFrom(task)
+    return copy
 
 
 def _record_id(task_id: str) -> str:
