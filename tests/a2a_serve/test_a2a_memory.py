@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from tether.serve.a2a import app as a2a_app_module
 from tether.serve.a2a import handler as handler_module
 from tether.serve.a2a.app import A2ARoutes
 from tether.serve.a2a.executor import RunExecutor
+from tether.serve.a2a.records import RECORD
 from tether.serve.runs import Runs
 from tether.stores import SQLiteStore
 from waiting import until
@@ -66,7 +68,6 @@ def held_in_memory(routes: A2ARoutes) -> dict[str, int]:
     return {
         "live tasks": len(records._live),
         "record sessions": len(records._records),
-        "written shapes": len(records._written),
         "runs going": len(executor._going),
         "SDK active tasks": len(registry._active_tasks),
     }
@@ -171,6 +172,36 @@ async def test_a_task_whose_sdk_task_was_released_is_still_answered(
     await until(lambda: held_in_memory(routes)["SDK active tasks"] == 0, PARKED_GONE)
     assert held_in_memory(routes) == dict.fromkeys(tasks["cached"], 0)
     tasks["states"][held[0]] = "TASK_STATE_COMPLETED"
+    tasks["approved"] = [held[0]]
+
+
+async def test_a_record_is_written_as_a_task_starts_here_and_as_it_stops_running(
+    tasks: dict[str, Any], db: Path
+) -> None:
+    """Not at every status update or artifact chunk of the run: the states the record holds,
+    in order (the approved task started twice: its run, then its follow-up's, each written as
+    it began, so a server killed during either reads it as failed)."""
+    held = [i for i, s in tasks["states"].items() if s == "TASK_STATE_INPUT_REQUIRED"]
+    approved = next(
+        i
+        for i, s in tasks["states"].items()
+        if s == "TASK_STATE_COMPLETED" and i in tasks["approved"]
+    )
+    async with SQLiteStore(db) as store:
+        written = {i: await _states_written(store, i) for i in tasks["states"]}
+    for task_id, state in tasks["states"].items():
+        if task_id == approved:
+            asked = ["SUBMITTED", "INPUT_REQUIRED"]  # then the answer joins its history
+            assert written[task_id] == [*asked, "INPUT_REQUIRED", "WORKING", "COMPLETED"]
+        else:
+            assert written[task_id] == ["SUBMITTED", state.removeprefix("TASK_STATE_")]
+    assert held
+
+
+async def _states_written(store: SQLiteStore, task_id: str) -> list[str]:
+    history = await store.history_of(RECORD + task_id)
+    states = [json.loads(m.text)["task"]["status"]["state"] for m in history]
+    return [state.removeprefix("TASK_STATE_") for state in states]
 
 
 def test_after_a_restart_every_task_is_listed_and_got(

@@ -1,10 +1,11 @@
 """The A2A server's tasks, kept in tether's session store so that a restart loses none.
 
 A task's record is a session of its own, ``a2a-task:<task id>``: one message (the task as A2A
-JSON, and which server process wrote it) each time its state, artifacts or history changed; the
-last one is the task. A task a killed server left submitted or working is read back as failed:
-nothing runs it any more (its conversation, the session named by its ``contextId``, keeps what the
-run stored). Which task a message id started is a session too, ``a2a-message:<message id>``,
+JSON, and which server process wrote it) as the task starts running here and each time it stops
+(input-required, or its final state); the last one is the task. A task a killed server left
+submitted or working is read back as failed: nothing runs it any more (its conversation, the
+session named by its ``contextId``, keeps what the run stored). Only the tasks under way are
+kept in memory. Which task a message id started is a session too, ``a2a-message:<message id>``,
 claimed by one append at position 0, so of two deliveries of one message only one runs.
 """
 
@@ -40,11 +41,6 @@ _RUNNING = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKI
 CUT_OFF = "the server stopped during this task's run; its context keeps what the run stored"
 
 
-def _shape(task: Task) -> tuple[int, int, int]:
-    """What a new record is written for: the state, and how many artifacts and messages."""
-    return task.status.state, len(task.artifacts), len(task.history)
-
-
 @dataclass(slots=True)
 class TaskRecords(TaskStore):
     """An A2A ``TaskStore`` on a tether ``SessionStore``. Only the tasks under way here are kept
@@ -56,15 +52,18 @@ class TaskRecords(TaskStore):
     server: str = field(default_factory=lambda: secrets.token_hex(8))
     _live: dict[str, Task] = field(default_factory=dict)  # a copy of each task under way
     _records: dict[str, StoredContext] = field(default_factory=dict)
-    _written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
+        """Keep ``task``; its record is written as it starts running here and each time it
+        stops (not at every status update or artifact chunk in between: a task cut off reads
+        as failed whatever it held, and its context keeps what the run stored)."""
         if task.status.state not in _RUNNING:  # written, then read from the store when asked
             await self._write(task)
             self._forget(task.id)
             return
+        starts = task.id not in self._live
         self._live[task.id] = _copy(task)  # the SDK goes on changing the one it saved
-        if self._written.get(task.id) != _shape(task):
+        if starts:
             await self._write(task)
 
     async def _write(self, task: Task) -> None:
@@ -73,13 +72,11 @@ class TaskRecords(TaskStore):
             record = self._records[task.id] = await self.store.open(_record_id(task.id))
         body = {"server": self.server, "task": MessageToDict(task)}
         await record.append(text_message("user", json.dumps(body, separators=(",", ":"))))
-        self._written[task.id] = _shape(task)
 
     def _forget(self, task_id: str) -> None:
         """Drop ``task_id`` from memory: its record holds it."""
         self._live.pop(task_id, None)
         self._records.pop(task_id, None)
-        self._written.pop(task_id, None)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         live = self._live.get(task_id)
