@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from a2a.types.a2a_pb2 import ListTasksRequest
+from a2a.types.a2a_pb2 import ListTasksRequest, SubscribeToTaskRequest
 from a2a_served import Served, a2a_client, events_of, load_script, served_in_thread, task_of
 from a2a_served import user_message as ask
 from google.protobuf.json_format import MessageToDict
@@ -175,27 +175,49 @@ async def test_a_task_whose_sdk_task_was_released_is_still_answered(
     tasks["approved"] = [held[0]]
 
 
+async def test_a_released_task_is_subscribed_to_then_answered(tasks: dict[str, Any]) -> None:
+    """A subscriber to an input-required task let go from memory gets the task, then the run
+    its answer starts, to its end."""
+    held = [i for i, s in tasks["states"].items() if s == "TASK_STATE_INPUT_REQUIRED"]
+    routes = tasks["routes"]
+    await until(lambda: held_in_memory(routes)["SDK active tasks"] == 0, PARKED_GONE)
+    async with a2a_client(tasks["base"]) as client:
+        seen = client.subscribe(SubscribeToTaskRequest(id=held[0]))
+        now = MessageToDict(await anext(seen))
+        assert now["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        rest = asyncio.ensure_future(_drain(seen))
+        async with a2a_client(tasks["base"], streaming=False) as answering:
+            [answer] = await events_of(answering, ask("approve", task=held[0]))
+        assert answer["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        streamed = await asyncio.wait_for(rest, 30)
+    assert streamed[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert "done: deleted f" in str(streamed)
+    await until(lambda: held_in_memory(routes)["SDK active tasks"] == 0, PARKED_GONE)
+    assert held_in_memory(routes) == dict.fromkeys(tasks["cached"], 0)
+    tasks["states"][held[0]] = "TASK_STATE_COMPLETED"
+    tasks["approved"].append(held[0])
+
+
+async def _drain(stream: Any) -> list[dict[str, Any]]:
+    return [MessageToDict(event) async for event in stream]
+
+
 async def test_a_record_is_written_as_a_task_starts_here_and_as_it_stops_running(
     tasks: dict[str, Any], db: Path
 ) -> None:
     """Not at every status update or artifact chunk of the run: the states the record holds,
-    in order (the approved task started twice: its run, then its follow-up's, each written as
+    in order (an approved task started twice: its run, then its follow-up's, each written as
     it began, so a server killed during either reads it as failed)."""
-    held = [i for i, s in tasks["states"].items() if s == "TASK_STATE_INPUT_REQUIRED"]
-    approved = next(
-        i
-        for i, s in tasks["states"].items()
-        if s == "TASK_STATE_COMPLETED" and i in tasks["approved"]
-    )
+    assert len(tasks["approved"]) == 2
+    assert list(tasks["states"].values()).count("TASK_STATE_INPUT_REQUIRED") == HELD - 2
     async with SQLiteStore(db) as store:
         written = {i: await _states_written(store, i) for i in tasks["states"]}
     for task_id, state in tasks["states"].items():
-        if task_id == approved:
+        if task_id in tasks["approved"]:
             asked = ["SUBMITTED", "INPUT_REQUIRED"]  # then the answer joins its history
             assert written[task_id] == [*asked, "INPUT_REQUIRED", "WORKING", "COMPLETED"]
         else:
             assert written[task_id] == ["SUBMITTED", state.removeprefix("TASK_STATE_")]
-    assert held
 
 
 async def _states_written(store: SQLiteStore, task_id: str) -> list[str]:
