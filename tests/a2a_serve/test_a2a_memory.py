@@ -28,7 +28,7 @@ from tether.serve.runs import Runs
 from tether.stores import SQLiteStore
 from waiting import until
 
-TASKS = 240  # answered at once, AT_ONCE at a time
+TASKS = 240  # asked over real HTTP, AT_ONCE at a time
 AT_ONCE = 24
 HELD = 3  # tasks left waiting for approval
 PARKED = 0.3  # seconds an unanswered input-required task keeps its SDK task in memory here
@@ -38,7 +38,7 @@ PARKED_GONE = "the SDK's active tasks released"
 @contextlib.contextmanager
 def served(db: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Served, A2ARoutes]]:
     """The scripted agent's A2A routes on the SQLite file ``db``, under uvicorn in a thread."""
-    monkeypatch.setattr(handler_module, "PARKED", PARKED, raising=False)
+    monkeypatch.setattr(handler_module, "PARKED", PARKED)
     namespace = load_script()
     store = SQLiteStore(db)
     agent = namespace["agent"]
