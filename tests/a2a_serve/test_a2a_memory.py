@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from a2a.types.a2a_pb2 import ListTasksRequest, SubscribeToTaskRequest
+from a2a.types.a2a_pb2 import CancelTaskRequest, ListTasksRequest, SubscribeToTaskRequest
 from a2a_served import Served, a2a_client, events_of, load_script, served_in_thread, task_of
 from a2a_served import user_message as ask
 from google.protobuf.json_format import MessageToDict
@@ -202,6 +202,28 @@ async def _drain(stream: Any) -> list[dict[str, Any]]:
     return [MessageToDict(event) async for event in stream]
 
 
+async def test_a_released_task_cancelled_denies_its_calls(tasks: dict[str, Any], db: Path) -> None:
+    """Cancelling an input-required task let go from memory denies its held calls (stored so,
+    nothing runs), so its context takes new messages, as for one still in memory."""
+    [held] = [i for i, s in tasks["states"].items() if s == "TASK_STATE_INPUT_REQUIRED"]
+    routes = tasks["routes"]
+    await until(lambda: held_in_memory(routes)["SDK active tasks"] == 0, PARKED_GONE)
+    async with a2a_client(tasks["base"], streaming=False) as client:
+        cancelled = MessageToDict(await client.cancel_task(CancelTaskRequest(id=held)))
+        assert cancelled["status"]["state"] == "TASK_STATE_CANCELED"
+        context = cancelled["contextId"]
+        async with SQLiteStore(db) as store:
+            results = [b for m in await store.history_of(context) for b in m.tool_results]
+        assert [b.is_error for b in results] == [True] and "canceled" in results[0].text
+        [again] = await events_of(client, ask("hi", context=context))
+        assert again["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    tasks["states"][held] = "TASK_STATE_CANCELED"
+    tasks["cancelled"] = held
+    tasks["states"][again["task"]["id"]] = "TASK_STATE_COMPLETED"
+    await until(lambda: held_in_memory(routes)["SDK active tasks"] == 0, PARKED_GONE)
+    assert held_in_memory(routes) == dict.fromkeys(tasks["cached"], 0)
+
+
 async def test_a_record_is_written_as_a_task_starts_here_and_as_it_stops_running(
     tasks: dict[str, Any], db: Path
 ) -> None:
@@ -209,13 +231,14 @@ async def test_a_record_is_written_as_a_task_starts_here_and_as_it_stops_running
     in order (an approved task started twice: its run, then its follow-up's, each written as
     it began, so a server killed during either reads it as failed)."""
     assert len(tasks["approved"]) == 2
-    assert list(tasks["states"].values()).count("TASK_STATE_INPUT_REQUIRED") == HELD - 2
     async with SQLiteStore(db) as store:
         written = {i: await _states_written(store, i) for i in tasks["states"]}
     for task_id, state in tasks["states"].items():
         if task_id in tasks["approved"]:
             asked = ["SUBMITTED", "INPUT_REQUIRED"]  # then the answer joins its history
             assert written[task_id] == [*asked, "INPUT_REQUIRED", "WORKING", "COMPLETED"]
+        elif task_id == tasks["cancelled"]:
+            assert written[task_id] == ["SUBMITTED", "INPUT_REQUIRED", "CANCELED"]
         else:
             assert written[task_id] == ["SUBMITTED", state.removeprefix("TASK_STATE_")]
 

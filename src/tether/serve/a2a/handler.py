@@ -13,7 +13,14 @@ from collections.abc import AsyncGenerator
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandlerV2
-from a2a.types.a2a_pb2 import AgentCard, Message, SendMessageRequest, Task, TaskState
+from a2a.types.a2a_pb2 import (
+    AgentCard,
+    CancelTaskRequest,
+    Message,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError, UnsupportedOperationError
 
 from ...loop import pending
@@ -38,6 +45,18 @@ class Handler(DefaultRequestHandlerV2):
         self._records: TaskRecords = executor.records
         self._store: SessionStore = executor.store
         self._runs: Runs = executor.runs
+        self._executor: RunExecutor = executor
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        """Cancel as the SDK does; then deny the calls a task let go from memory while it waited
+        for input still holds (the SDK cancels such a task without the executor; a task it still
+        had is denied by the executor, and nothing is held any more)."""
+        task: Task | None = await super().on_cancel_task(params, context)
+        if task is not None and task.status.state == TaskState.TASK_STATE_CANCELED:
+            await self._executor.deny_held(task.context_id, task.id)
+        return task
 
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext
