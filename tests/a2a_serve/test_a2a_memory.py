@@ -69,6 +69,7 @@ def held_in_memory(routes: A2ARoutes) -> dict[str, int]:
         "live tasks": len(records._live),
         "record sessions": len(records._records),
         "runs going": len(executor._going),
+        "runs reserved": len(executor.runs),
         "SDK active tasks": len(registry._active_tasks),
     }
 
