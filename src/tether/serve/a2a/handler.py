@@ -4,6 +4,8 @@ A message id delivered before gets the task it started (or answered) back, and r
 message on an ``input-required`` task must decide its held calls (``decisions``); one on a task
 still working is refused (subscribe to it, or cancel it); a new task's context must be a session
 id with no run under way and no calls waiting. Each refusal is an A2A error naming what to send.
+An ``input-required`` task nobody answers is let go from memory after ``PARKED`` seconds (its
+answer, or its cancellation, finds it in the store).
 """
 
 from __future__ import annotations

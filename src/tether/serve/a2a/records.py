@@ -140,6 +140,7 @@ class TaskRecords(TaskStore):
 
 
 def _copy(task: Task) -> Task:
+    """A copy of ``task``: the SDK goes on changing the one it saved, a reader the one it got."""
     copy = Task()
     copy.CopyFrom(task)
     return copy
