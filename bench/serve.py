@@ -15,7 +15,10 @@ The tether server also serves A2A (``app(..., a2a=True)``, as ``tether serve --a
 number of streams, at once, as A2A ``SendStreamingMessage`` requests (JSON-RPC at ``/a2a``) to the
 same agent; each must end with a completed task whose streamed text is the whole text, and its
 context must be stored as a session with its 4 messages. Their figures are printed beside the
-AG-UI ones.
+AG-UI ones, and beside those of the bare ``a2a-sdk`` server in a process of its own (its
+JSON-RPC routes, ``DefaultRequestHandlerV2``, ``InMemoryTaskStore``, an ``AgentExecutor`` sending
+the events tether sends with the same delays; no agent, no store), so the A2A figure reads as
+tether ÷ the SDK it is built on.
 
     python bench/serve.py                  # 200 sessions at once, 5 rounds
     python bench/serve.py --quick          # 100 sessions, 1 round (CI)
@@ -185,6 +188,98 @@ def bare_app(gate: Gate) -> Any:
     return Starlette(routes=[Route("/agui", agui, methods=["POST"])])
 
 
+def sdk_app(gate: Gate) -> Any:
+    """The A2A baseline: the bare ``a2a-sdk`` server (its JSON-RPC routes,
+    ``DefaultRequestHandlerV2``, ``InMemoryTaskStore``) with an ``AgentExecutor`` that sends the
+    events tether sends for one run, with the same delays: the task, ``working``, a tool call
+    and its result as status updates, the text in the same chunks, the whole text as the last
+    chunk, ``completed`` with the answer. No agent, no store."""
+    from a2a.helpers.proto_helpers import new_task
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandlerV2
+    from a2a.server.routes import create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types.a2a_pb2 import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        Part,
+        Role,
+        TaskState,
+    )
+    from a2a.types.a2a_pb2 import Message as A2AMessage
+    from google.protobuf.json_format import ParseDict
+    from google.protobuf.struct_pb2 import Value
+    from starlette.applications import Starlette
+
+    def said(text: str, task_id: str, context_id: str, data: Any = None) -> A2AMessage:
+        parts = [Part(text=text)]
+        if data is not None:
+            parts.append(Part(data=ParseDict(data, Value())))
+        return A2AMessage(
+            message_id=secrets.token_hex(8),
+            role=Role.ROLE_AGENT,
+            parts=parts,
+            task_id=task_id,
+            context_id=context_id,
+        )
+
+    class Paced(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            assert context.message is not None and context.task_id and context.context_id
+            task_id, context_id = context.task_id, context.context_id
+            submitted = TaskState.TASK_STATE_SUBMITTED
+            task = new_task(task_id, context_id, submitted, history=[context.message])
+            await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task_id, context_id)
+            await updater.start_work()
+            call = {"id": "call_1", "name": "wait", "input": {"ms": TOOL_MS}}
+            working = TaskState.TASK_STATE_WORKING
+            await updater.update_status(
+                working, said("calling wait", task_id, context_id, {"toolCall": call})
+            )
+            await asyncio.sleep(TOOL_MS / 1000)
+            result = {"id": "call_1", "name": "wait", "isError": False, "content": "waited"}
+            await updater.update_status(
+                working, said("wait returned", task_id, context_id, {"toolResult": result})
+            )
+            text = "".join(m.parts[0].text for m in [context.message])
+            for number, piece in enumerate(pieces(TEXT, CHUNKS)):
+                await updater.add_artifact(
+                    [Part(text=piece)], artifact_id="text-1", name="answer", append=number > 0
+                )
+                if number == 0 and text == HOLD:
+                    await gate.wait()
+                else:
+                    await asyncio.sleep(CHUNK_MS / 1000)
+            await updater.add_artifact(
+                [Part(text=TEXT)], artifact_id="text-1", name="answer", last_chunk=True
+            )
+            await updater.complete(said(TEXT, task_id, context_id))
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    card = AgentCard(
+        name="paced",
+        description="the bare a2a-sdk baseline",
+        version="0",
+        supported_interfaces=[
+            AgentInterface(
+                url="http://127.0.0.1/a2a", protocol_binding="JSONRPC", protocol_version="1.0"
+            )
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="wait", name="wait", description="waits", tags=["tool"])],
+    )
+    handler = DefaultRequestHandlerV2(Paced(), InMemoryTaskStore(), card)
+    return Starlette(routes=create_jsonrpc_routes(handler, "/a2a"))
+
+
 async def serve(kind: str, folder: Path) -> None:
     """Serve on 127.0.0.1 (a free port, printed on stdout once listening); each ``release`` line
     on stdin releases the held streams; the end of stdin stops the server."""
@@ -199,6 +294,8 @@ async def serve(kind: str, folder: Path) -> None:
     if store is not None:
         agent = Agent("You answer at length.", Paced(gate), tools=[wait])
         served = app(agent, store, a2a=True)
+    elif kind == "sdk":
+        served = sdk_app(gate)
     else:
         served = bare_app(gate)
     listening = listen("127.0.0.1", 0)  # as tether serve listens (TCP_NODELAY on connections)
@@ -515,8 +612,12 @@ async def check_sessions(server: Server, streams: list[Stream], figures: Figures
         figures.problems.append("two runs got the same session")
 
 
-async def measure(servers: dict[str, Server], count: int, rounds: int) -> dict[str, Figures]:
-    figures = {kind: Figures() for kind in (*servers, "a2a")}
+async def measure(every: dict[str, Server], count: int, rounds: int) -> dict[str, Figures]:
+    """The figures of each kind: ``tether`` and ``bare`` (AG-UI), ``a2a`` (tether's A2A) and
+    ``sdk`` (the bare a2a-sdk server's)."""
+    sdk = every["sdk"]
+    servers = {kind: every[kind] for kind in ("tether", "bare")}  # the AG-UI ones
+    figures = {kind: Figures() for kind in (*servers, "a2a", "sdk")}
     warm: dict[str, list[Stream]] = {}
     for kind, server in servers.items():  # the first runs import and open what they use
         warm[kind] = [await read_one(server.port, GO, time.perf_counter()) for _ in range(3)]
@@ -527,13 +628,16 @@ async def measure(servers: dict[str, Server], count: int, rounds: int) -> dict[s
     tether = servers["tether"]
     warm["a2a"] = [await read_a2a(tether.port, time.perf_counter()) for _ in range(3)]
     figures["a2a"].note(warm["a2a"], "A2A warm-up")
+    figures["sdk"].note([await read_a2a(sdk.port, time.perf_counter()) for _ in range(3)], "SDK")
     for kind, server in servers.items():
         await held_round(server, count, figures[kind])
     for number in range(rounds):  # in turn, each first every other round
         kinds = list(servers) if number % 2 == 0 else list(reversed(servers))
         for kind in kinds:
             await timed_round(servers[kind], count, figures[kind])
-        await a2a_round(tether, count, figures["a2a"])
+        a2a = [(tether, figures["a2a"]), (sdk, figures["sdk"])]
+        for server, into in a2a if number % 2 == 0 else reversed(a2a):
+            await a2a_round(server, count, into)
     for kind, server in servers.items():
         figures[kind].after_kib = server.memory()
         figures[kind].peak_kib = server.memory("VmHWM")
@@ -594,38 +698,51 @@ def report(figures: dict[str, Figures], count: int, rounds: int) -> None:
     for label, mine, theirs, form in rows:
         ratio = f"{mine / theirs:.2f}" if theirs else "-"
         print(f"| {label} | {mine:{form}} | {theirs:{form}} | {ratio} |")
-    report_a2a(tether, figures["a2a"], count, rounds)
+    report_a2a(tether, figures["a2a"], figures["sdk"], count, rounds)
 
 
-def report_a2a(agui: Figures, a2a: Figures, count: int, rounds: int) -> None:
-    """The A2A streams beside the AG-UI ones: the same agent, server and number at once."""
+def report_a2a(agui: Figures, a2a: Figures, sdk: Figures, count: int, rounds: int) -> None:
+    """The A2A streams beside the AG-UI ones (the same agent, server and number at once), and
+    beside the bare a2a-sdk server's (the same events and delays, no agent, no store)."""
 
     def ms(f: Figures, which: str, p: float) -> float:
         done = [getattr(s, which) * 1000 for s in f.streams if not s.problem]
         return percentile(done, p) if done else float("nan")
 
-    rows: list[tuple[str, float, float, str]] = [
-        ("first event p50, ms", ms(agui, "first", 50), ms(a2a, "first", 50), ".0f"),
-        ("first event p99, ms", ms(agui, "first", 99), ms(a2a, "first", 99), ".0f"),
-        ("last event p50, ms", ms(agui, "last", 50), ms(a2a, "last", 50), ".0f"),
-        ("last event p99, ms", ms(agui, "last", 99), ms(a2a, "last", 99), ".0f"),
-        ("streams per second", statistics.median(agui.rates), statistics.median(a2a.rates), ".0f"),
-        (
-            "server CPU per stream, ms",
-            agui.cpu * 1000 / len(agui.streams),
-            a2a.cpu * 1000 / max(1, len(a2a.streams)),
-            ".2f",
-        ),
+    def cpu(f: Figures) -> float:
+        return f.cpu * 1000 / max(1, len(f.streams))
+
+    def row(label: str, figure: Any, form: str) -> tuple[str, list[float], str]:
+        return label, [figure(f) for f in (agui, a2a, sdk)], form
+
+    rows = [
+        row("first event p50, ms", lambda f: ms(f, "first", 50), ".0f"),
+        row("first event p99, ms", lambda f: ms(f, "first", 99), ".0f"),
+        row("last event p50, ms", lambda f: ms(f, "last", 50), ".0f"),
+        row("last event p99, ms", lambda f: ms(f, "last", 99), ".0f"),
+        row("streams per second", lambda f: statistics.median(f.rates), ".0f"),
+        row("server CPU per stream, ms", cpu, ".2f"),
     ]
     print()
-    print(f"the same server and agent: {count} AG-UI runs or {count} A2A tasks streaming at once")
-    print("| | AG-UI (POST /agui) | A2A (SendStreamingMessage) | ratio |")
-    print("| --- | ---: | ---: | ---: |")
-    done = " | ".join("yes" if not f.problems else f"no ({len(f.problems)})" for f in (agui, a2a))
-    print(f"| all {count * rounds} timed streams complete (and stored) | {done} | |")
-    for label, first, second, form in rows:
+    print(
+        f"the same server and agent: {count} AG-UI runs or {count} A2A tasks streaming at once; "
+        "beside them, the bare a2a-sdk server (its own routes, DefaultRequestHandlerV2, "
+        "InMemoryTaskStore) sending the same events with the same delays"
+    )
+    print(
+        "| | AG-UI (POST /agui) | A2A (SendStreamingMessage) | bare a2a-sdk | "
+        "A2A ÷ AG-UI | tether ÷ bare SDK |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    done = " | ".join(
+        "yes" if not f.problems else f"no ({len(f.problems)})" for f in (agui, a2a, sdk)
+    )
+    print(f"| all {count * rounds} timed streams complete (and stored) | {done} | | |")
+    for label, (first, second, third), form in rows:
         ratio = f"{second / first:.2f}" if first else "-"
-        print(f"| {label} | {first:{form}} | {second:{form}} | {ratio} |")
+        to_sdk = f"{second / third:.2f}" if third else "-"
+        shown = " | ".join(f"{value:{form}}" for value in (first, second, third))
+        print(f"| {label} | {shown} | {ratio} | {to_sdk} |")
 
 
 def main(count: int, rounds: int) -> int:
@@ -635,7 +752,7 @@ def main(count: int, rounds: int) -> int:
         raise_to = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
         resource.setrlimit(resource.RLIMIT_NOFILE, (raise_to, hard))
     with tempfile.TemporaryDirectory() as tmp:
-        servers = {kind: Server(kind, Path(tmp)) for kind in ("tether", "bare")}
+        servers = {kind: Server(kind, Path(tmp)) for kind in ("tether", "bare", "sdk")}
         statuses: dict[str, int | None] = {}
         try:
             for server in servers.values():
@@ -651,11 +768,11 @@ def main(count: int, rounds: int) -> int:
                 if kind not in statuses:
                     statuses[kind] = server.stop()
         report(figures, count, rounds)
-        for problem in figures["a2a"].problems[:10]:
-            print(f"a2a: {problem}", file=sys.stderr)
-        failed = bool(figures["a2a"].problems)
+        failed = False
         for kind, server in servers.items():
-            problems = figures[kind].problems
+            problems = figures[kind].problems + (
+                figures["a2a"].problems if kind == "tether" else []
+            )
             for problem in problems[:10]:
                 print(f"{kind}: {problem}", file=sys.stderr)
             if len(problems) > 10:

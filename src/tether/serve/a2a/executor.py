@@ -119,12 +119,12 @@ class RunExecutor(AgentExecutor):
         live = self.runs.get(context.context_id or "")
         if going is None or live is None or live.run_id != context.task_id:
             if live is None and context.context_id and context.task_id:
-                await self._deny_held(context.context_id, context.task_id)
+                await self.deny_held(context.context_id, context.task_id)
             return
         live.cancel.cancel()
         await asyncio.wait([going], timeout=STOP_WAIT)
 
-    async def _deny_held(self, session_id: str, task_id: str) -> None:
+    async def deny_held(self, session_id: str, task_id: str) -> None:
         """Deny the calls held in ``session_id``: their results stored, the model not asked
         again (the resume's token is cancelled before it starts)."""
         held = pending(await self.store.history_of(session_id))

@@ -4,6 +4,8 @@ A message id delivered before gets the task it started (or answered) back, and r
 message on an ``input-required`` task must decide its held calls (``decisions``); one on a task
 still working is refused (subscribe to it, or cancel it); a new task's context must be a session
 id with no run under way and no calls waiting. Each refusal is an A2A error naming what to send.
+An ``input-required`` task nobody answers is let go from memory after ``PARKED`` seconds (its
+answer, or its cancellation, finds it in the store).
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from collections.abc import AsyncGenerator
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandlerV2
-from a2a.types.a2a_pb2 import AgentCard, Message, SendMessageRequest, Task, TaskState
+from a2a.types.a2a_pb2 import (
+    AgentCard,
+    CancelTaskRequest,
+    Message,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError, UnsupportedOperationError
 
 from ...loop import pending
@@ -27,16 +36,29 @@ from .records import TaskRecords
 __all__ = ["Handler"]
 
 _RUNNING = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+PARKED = 60.0  # seconds the SDK keeps an unanswered input-required task in memory (then: the store)
 
 
 class Handler(DefaultRequestHandlerV2):
     """``DefaultRequestHandlerV2`` for a tether agent's tasks."""
 
     def __init__(self, executor: RunExecutor, card: AgentCard) -> None:
-        super().__init__(executor, executor.records, card)
+        super().__init__(executor, executor.records, card, interrupted_task_timeout=PARKED)
         self._records: TaskRecords = executor.records
         self._store: SessionStore = executor.store
         self._runs: Runs = executor.runs
+        self._executor: RunExecutor = executor
+
+    async def on_cancel_task(
+        self, params: CancelTaskRequest, context: ServerCallContext
+    ) -> Task | None:
+        """Cancel as the SDK does; then deny the calls a task let go from memory while it waited
+        for input still holds (the SDK cancels such a task without the executor; a task it still
+        had is denied by the executor, and nothing is held any more)."""
+        task: Task | None = await super().on_cancel_task(params, context)
+        if task is not None and task.status.state == TaskState.TASK_STATE_CANCELED:
+            await self._executor.deny_held(task.context_id, task.id)
+        return task
 
     async def on_message_send(
         self, params: SendMessageRequest, context: ServerCallContext

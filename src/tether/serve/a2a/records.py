@@ -1,10 +1,11 @@
 """The A2A server's tasks, kept in tether's session store so that a restart loses none.
 
 A task's record is a session of its own, ``a2a-task:<task id>``: one message (the task as A2A
-JSON, and which server process wrote it) each time its state, artifacts or history changed; the
-last one is the task. A task a killed server left submitted or working is read back as failed:
-nothing runs it any more (its conversation, the session named by its ``contextId``, keeps what the
-run stored). Which task a message id started is a session too, ``a2a-message:<message id>``,
+JSON, and which server process wrote it) as the task starts running here and each time it stops
+(input-required, or its final state); the last one is the task. A task a killed server left
+submitted or working is read back as failed: nothing runs it any more (its conversation, the
+session named by its ``contextId``, keeps what the run stored). Only the tasks under way are
+kept in memory. Which task a message id started is a session too, ``a2a-message:<message id>``,
 claimed by one append at position 0, so of two deliveries of one message only one runs.
 """
 
@@ -40,24 +41,29 @@ _RUNNING = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKI
 CUT_OFF = "the server stopped during this task's run; its context keeps what the run stored"
 
 
-def _shape(task: Task) -> tuple[int, int, int]:
-    """What a new record is written for: the state, and how many artifacts and messages."""
-    return task.status.state, len(task.artifacts), len(task.history)
-
-
 @dataclass(slots=True)
 class TaskRecords(TaskStore):
-    """An A2A ``TaskStore`` on a tether ``SessionStore``; the tasks of this process cached."""
+    """An A2A ``TaskStore`` on a tether ``SessionStore``. Only the tasks under way here are kept
+    in memory (the SDK saves one at every event); a task is dropped from memory once its
+    ``input-required`` or final state is written, and read back from the store when asked for,
+    so a server that runs for weeks holds no more than its live tasks."""
 
     store: SessionStore
     server: str = field(default_factory=lambda: secrets.token_hex(8))
-    _cache: InMemoryTaskStore = field(default_factory=InMemoryTaskStore)
+    _live: dict[str, Task] = field(default_factory=dict)  # a copy of each task under way
     _records: dict[str, StoredContext] = field(default_factory=dict)
-    _written: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
-        await self._cache.save(task, context)
-        if self._written.get(task.id) != _shape(task) or task.status.state not in _RUNNING:
+        """Keep ``task``; its record is written as it starts running here and each time it
+        stops (not at every status update or artifact chunk in between: a task cut off reads
+        as failed whatever it held, and its context keeps what the run stored)."""
+        if task.status.state not in _RUNNING:  # written, then read from the store when asked
+            await self._write(task)
+            self._forget(task.id)
+            return
+        starts = task.id not in self._live
+        self._live[task.id] = _copy(task)  # the SDK goes on changing the one it saved
+        if starts:
             await self._write(task)
 
     async def _write(self, task: Task) -> None:
@@ -66,13 +72,15 @@ class TaskRecords(TaskStore):
             record = self._records[task.id] = await self.store.open(_record_id(task.id))
         body = {"server": self.server, "task": MessageToDict(task)}
         await record.append(text_message("user", json.dumps(body, separators=(",", ":"))))
-        self._written[task.id] = _shape(task)
+
+    def _forget(self, task_id: str) -> None:
+        """Drop ``task_id`` from memory: its record holds it."""
+        self._live.pop(task_id, None)
+        self._records.pop(task_id, None)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
-        found = await self._cache.get(task_id, context)
-        if found is None:
-            found = await self._read(task_id, context)
-        return found
+        live = self._live.get(task_id)
+        return _copy(live) if live is not None else await self._read(task_id, context)
 
     async def _read(self, task_id: str, context: ServerCallContext) -> Task | None:
         """The stored task ``task_id``, cut off (failed) if a server that is gone left it
@@ -89,21 +97,22 @@ class TaskRecords(TaskStore):
             task.status.message.CopyFrom(agent_text(CUT_OFF, task))
             task.status.timestamp.FromDatetime(datetime.now(UTC))
             await self.save(task, context)
-        else:
-            await self._cache.save(task, context)
         return task
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
-        """Every task, read from the store into the cache first (a listing is rare)."""
+        """Every task, read from the store (the live ones from memory) into a listing of this
+        call's own, which the SDK's in-memory store filters, orders and pages (a listing is
+        rare)."""
+        listing = InMemoryTaskStore(use_copying=False)
         for info in await self.store.sessions():
             if info.session_id.startswith(RECORD):
-                await self.get(info.session_id.removeprefix(RECORD), context)
-        return await self._cache.list(params, context)
+                task = await self.get(info.session_id.removeprefix(RECORD), context)
+                if task is not None:
+                    await listing.save(task, context)
+        return await listing.list(params, context)
 
     async def delete(self, task_id: str, context: ServerCallContext) -> None:
-        await self._cache.delete(task_id, context)
-        self._records.pop(task_id, None)
-        self._written.pop(task_id, None)
+        self._forget(task_id)
         await self.store.delete(_record_id(task_id))
 
     async def claimed_by(self, message_id: str) -> str | None:
@@ -128,6 +137,13 @@ class TaskRecords(TaskStore):
                 return None
         held = await self.claimed_by(message_id)
         return None if held == task_id else held
+
+
+def _copy(task: Task) -> Task:
+    """A copy of ``task``: the SDK goes on changing the one it saved, a reader the one it got."""
+    copy = Task()
+    copy.CopyFrom(task)
+    return copy
 
 
 def _record_id(task_id: str) -> str:
