@@ -21,7 +21,7 @@ authenticate), JSON-RPC at ``/a2a`` and HTTP+JSON under it, each task a run in t
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..agent import Agent
@@ -89,18 +89,7 @@ def app(
     runs = Runs(agent.transport)  # its phases (a model starting) stream as steps
     server = Server(agent, store, limits or ServeLimits(), runs)
     served = _a2a(agent, store, runs, access, server.limits) if a2a else None
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_: Any) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            await runs.stop_all()
-            if served is not None:
-                await served.aclose()
-            if owned:
-                await store.aclose()  # type: ignore[attr-defined]
-
+    lifespan = _lifespan(runs, served, store if owned else None)
     routes = [
         Route("/", server.page, methods=["GET"]),
         Route("/api/agent", server.about, methods=["GET"]),
@@ -136,6 +125,16 @@ def a2a_app(
         store = _default_store()
     runs = Runs(agent.transport)
     served = _a2a(agent, store, runs, access, limits or ServeLimits(), url)
+    lifespan = _lifespan(runs, served, store if owned else None)
+    starlette = Starlette(routes=served.routes, lifespan=lifespan)
+    return ServerApp(Guard(starlette, access, public=_public(served)), runs)
+
+
+def _lifespan(
+    runs: Runs, served: A2ARoutes | None, owned: SessionStore | None
+) -> Callable[[Any], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan: at its end the runs under way are stopped (each stores what it has),
+    then A2A's handler, and the store the app opened itself (``owned``) closed."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[None]:
@@ -143,12 +142,12 @@ def a2a_app(
             yield
         finally:
             await runs.stop_all()
-            await served.aclose()
-            if owned:
-                await store.aclose()  # type: ignore[attr-defined]
+            if served is not None:
+                await served.aclose()
+            if owned is not None:
+                await owned.aclose()  # type: ignore[attr-defined]
 
-    starlette = Starlette(routes=served.routes, lifespan=lifespan)
-    return ServerApp(Guard(starlette, access, public=_public(served)), runs)
+    return lifespan
 
 
 def _a2a(
