@@ -120,8 +120,12 @@ class Served:
 
 
 @contextmanager
-def served_in_thread(app: Any, namespace: dict[str, Any] | None = None) -> Iterator[Served]:
-    """Serve ``app`` with uvicorn in a thread until the block ends; its base URL and loop."""
+def served_in_thread(
+    app: Any, namespace: dict[str, Any] | None = None, closing: Any = None
+) -> Iterator[Served]:
+    """Serve ``app`` with uvicorn in a thread until the block ends; its base URL and loop.
+    ``closing`` (a store the app was given, so not its own) is closed in the server's loop at
+    the end: an open SQLite file would outlive the test (and its WAL file with it)."""
     listening = listen("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     loop = asyncio.new_event_loop()
@@ -136,6 +140,8 @@ def served_in_thread(app: Any, namespace: dict[str, Any] | None = None) -> Itera
         port = listening.getsockname()[1]
         yield Served(f"http://127.0.0.1:{port}", loop, namespace or {})
     finally:
+        if closing is not None and thread.is_alive():
+            asyncio.run_coroutine_threadsafe(closing.aclose(), loop).result(30)
         server.should_exit = True
         thread.join(30)
         loop.close()

@@ -46,7 +46,7 @@ INPUT, CANCELED = "TASK_STATE_INPUT_REQUIRED", "TASK_STATE_CANCELED"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     namespace = load_script()
     store = SQLiteStore(tmp_path_factory.mktemp("a2a") / "tasks.db")
-    with served_in_thread(a2a_app(namespace["agent"], store), namespace) as served:
+    with served_in_thread(a2a_app(namespace["agent"], store), namespace, store) as served:
         served.namespace["db"] = store.path
         yield served
 
@@ -342,8 +342,8 @@ async def test_hostile_requests_get_clear_errors(server: Served) -> None:
 async def test_a_token_is_required_but_the_card_is_public(tmp_path: Path) -> None:
     namespace = load_script()
     token = "t" * 24
-    served_app = a2a_app(namespace["agent"], SQLiteStore(tmp_path / "t.db"), token)
-    with served_in_thread(served_app, namespace) as served:
+    store = SQLiteStore(tmp_path / "t.db")
+    with served_in_thread(a2a_app(namespace["agent"], store, token), namespace, store) as served:
         async with httpx.AsyncClient() as http:
             card = await A2ACardResolver(http, served.base).get_agent_card()
         [scheme] = card.security_schemes.values()

@@ -26,7 +26,7 @@ TOKEN = "tether-to-tether-token-1234"
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     namespace = load_script()
     store = SQLiteStore(tmp_path_factory.mktemp("t2t") / "tasks.db")
-    with served_in_thread(a2a_app(namespace["agent"], store, TOKEN), namespace) as served:
+    with served_in_thread(a2a_app(namespace["agent"], store, TOKEN), namespace, store) as served:
         yield served
 
 
