@@ -178,3 +178,22 @@ async def test_bad_state_is_refused(store: SQLiteStore, state: bytes, status: in
         )
         assert answer.status_code == status and "state" in answer.json()["error"]
     assert await store.sessions() == [] and model.requests == []
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "files"])
+async def test_the_kept_state_is_written_afresh_only_every_few_saves(
+    tmp_path: Path, kind: str
+) -> None:
+    """The hidden session holds the last few states and is cleared once it holds ``_KEEP``,
+    on every store (a file store's position counts bytes: it is not a count of states)."""
+    from tether.serve.shared_state import _KEEP, load_state, save_state, state_session
+    from tether.stores import FileStore
+
+    store = FileStore(tmp_path / "f") if kind == "files" else SQLiteStore(tmp_path / "s.db")
+    async with store:
+        sizes = []
+        for n in range(2 * _KEEP + 3):
+            await save_state(store, "t", {"n": n})
+            sizes.append(len(await store.history_of(state_session("t"))))
+        assert await load_state(store, "t") == {"n": 2 * _KEEP + 2}
+    assert max(sizes) == _KEEP and sizes.count(1) == 3  # cleared twice, after the first

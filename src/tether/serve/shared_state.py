@@ -73,8 +73,9 @@ async def load_state(store: SessionStore, session_id: str) -> dict[str, Any]:
 async def save_state(store: SessionStore, session_id: str, state: dict[str, Any]) -> None:
     """Keep ``state`` as ``session_id``'s (one append; the hidden session is written afresh
     once it holds ``_KEEP`` states)."""
+    kept = await store.history_of(state_session(session_id))
     context = await store.open(state_session(session_id))
-    if context.position >= _KEEP:
+    if len(kept) >= _KEEP:  # counted, not the store's position (a file store's is bytes)
         await context.clear()
     await context.append(Message("user", (TextBlock(json.dumps(state, allow_nan=False)),)))
 
