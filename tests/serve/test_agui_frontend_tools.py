@@ -156,11 +156,24 @@ async def test_a_new_message_ends_an_unanswered_front_end_call_with_an_error(
         assert sent[-1].role == "user" and sent[-1].content[-1].text == "never mind"  # type: ignore[union-attr]
 
 
+async def test_a_front_end_tool_without_a_description_is_offered_by_its_name(
+    store: SQLiteStore,
+) -> None:
+    """CopilotKit's actions may leave the description out: the tool is offered all the same."""
+    model = ScriptedTransport([Reply("Fine.")])
+    async with serving(app(Agent("s", model), store)) as base, client(base) as http:
+        tools = [{"name": "pick_color", "parameters": {"type": "object", "properties": {}}}]
+        said = {"id": "u1", "role": "user", "content": "hi"}
+        events = await run(http, {"threadId": "nd", "messages": [said], "tools": tools})
+    assert events[-1]["type"] == "RUN_FINISHED"
+    assert model.requests[0].tool_names == ["pick_color"]
+
+
 @pytest.mark.parametrize(
     ("tools", "status", "says"),
     [
         ([{**CONFIRM, "name": "add"}], 400, "add"),
-        ([{"name": "x"}], 400, "description"),
+        ([{"name": "x", "description": 5}], 400, "description"),
         ([{**CONFIRM, "parameters": {"type": "string"}}], 400, "type object"),
         ([CONFIRM, CONFIRM], 400, "unique"),
         ([{**CONFIRM, "name": "bad name"}], 400, "letters"),

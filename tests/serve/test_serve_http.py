@@ -267,7 +267,7 @@ async def test_sessions_are_deleted(store: SQLiteStore) -> None:
         (b'{"messages": []}', {"content-type": "application/json"}, 400),
         (b'{"messages": [{"role": "assistant", "content": "hi"}]}', {}, 400),
         (b'{"messages": [{"role": "user", "content": 5}]}', {}, 400),
-        (b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "x"}]}', {}, 400),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "tools": [{"name": ""}]}', {}, 400),
         (b'{"threadId": 5, "messages": [{"role": "user", "content": "hi"}]}', {}, 400),
         (b'{"resume": [{"status": "resolved"}]}', {}, 400),
         (b'{"messages": [{"role": "user", "content": "' + b"x" * 2000 + b'"}]}', {}, 413),

@@ -76,8 +76,8 @@ ON_A_NEW_THREAD: dict[str, tuple[Refusal, int]] = {
         ),
         403,
     ),
-    "a front-end tool without a description": (
-        lambda http, _: http.post("/agui", json=ask("hi", "with-tools", tools=[{"name": "x"}])),
+    "a front-end tool without a name": (
+        lambda http, _: http.post("/agui", json=ask("hi", "with-tools", tools=[{"name": ""}])),
         400,
     ),
     "reading an unknown session": (lambda http, _: http.get("/api/sessions/never-seen"), 200),

@@ -81,10 +81,10 @@ def _tool(entry: Any) -> FrontendTool:
         raise Refused(
             400, f"a front-end tool's name must be 1-128 letters, digits, _ . -, got {name!r}"
         )
-    if not isinstance(description, str) or not description.strip():
-        raise Refused(
-            400, f"front-end tool {name!r} needs a description: the model reads it to call the tool"
-        )
+    if description is None:  # optional in CopilotKit's actions: the model reads the name alone
+        description = ""
+    if not isinstance(description, str):
+        raise Refused(400, f"front-end tool {name!r}: description must be a string")
     if len(description) > MAX_DESCRIPTION:
         raise Refused(413, f"front-end tool {name!r}: description over {MAX_DESCRIPTION} chars")
     parameters = entry.get("parameters")
