@@ -181,19 +181,27 @@ async def test_bad_state_is_refused(store: SQLiteStore, state: bytes, status: in
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "files"])
-async def test_the_kept_state_is_written_afresh_only_every_few_saves(
+async def test_the_kept_state_stays_small_and_whole_when_a_rewrite_is_cut(
     tmp_path: Path, kind: str
 ) -> None:
-    """The hidden session holds the last few states and is cleared once it holds ``_KEEP``,
-    on every store (a file store's position counts bytes: it is not a count of states)."""
+    """The state's two hidden sessions hold at most ``_KEEP`` states each, on every store (a
+    file store's position counts bytes: it is not a count of states); a save cut off between
+    clearing one and appending to it (a process killed there) loses no state."""
     from tether.serve.shared_state import _KEEP, load_state, save_state, state_session
     from tether.stores import FileStore
 
     store = FileStore(tmp_path / "f") if kind == "files" else SQLiteStore(tmp_path / "s.db")
+    hidden = (state_session("t"), state_session("t") + ".b")
     async with store:
-        sizes = []
-        for n in range(2 * _KEEP + 3):
+        for n in range(3 * _KEEP + 3):
             await save_state(store, "t", {"n": n})
-            sizes.append(len(await store.history_of(state_session("t"))))
-        assert await load_state(store, "t") == {"n": 2 * _KEEP + 2}
-    assert max(sizes) == _KEEP and sizes.count(1) == 3  # cleared twice, after the first
+            sizes = [len(await store.history_of(h)) for h in hidden]
+            assert max(sizes) <= _KEEP and await load_state(store, "t") == {"n": n}
+        for n in range(3 * _KEEP + 3, 4 * _KEEP):  # both full: the next save clears the older
+            await save_state(store, "t", {"n": n})
+        assert [len(await store.history_of(h)) for h in hidden] == [_KEEP, _KEEP]
+        older = min(hidden, key=lambda h: h.endswith(".b"))  # saves 1-16 and 33-48 went there
+        await (await store.open(older)).clear()  # a save cut off just after its clear
+        assert await load_state(store, "t") == {"n": 4 * _KEEP - 1}
+        await save_state(store, "t", {"n": "after"})
+        assert await load_state(store, "t") == {"n": "after"}

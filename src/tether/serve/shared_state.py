@@ -3,9 +3,10 @@ outlives the server), sent as STATE_SNAPSHOT when a run starts, readable and cha
 agent's tools during a served run (``shared_state()``), each change sent as a STATE_DELTA (an
 RFC 6902 JSON Patch) after the tool call that made it.
 
-The state is kept as the last message of a hidden session of the same store (its id is
-``STATE_PREFIX`` and a digest of the session's), which the session list leaves out and deleting
-the session removes.
+The state is kept in two hidden sessions of the same store (their ids are ``STATE_PREFIX`` and
+a digest of the session's), numbered, the newest wins; one takes the appends until it is full,
+then the other is cleared and takes them, so the newest state is always stored whole. The
+session list leaves them out and deleting the session removes them.
 """
 
 from __future__ import annotations
@@ -56,33 +57,54 @@ def sharing(state: dict[str, Any]) -> Iterator[None]:
 
 
 def state_session(session_id: str) -> str:
-    """The id of the hidden session that keeps ``session_id``'s state."""
+    """The id of the first of the two hidden sessions that keep ``session_id``'s state."""
     return STATE_PREFIX + hashlib.sha256(session_id.encode()).hexdigest()[:40]
+
+
+def _sessions(session_id: str) -> tuple[str, str]:
+    first = state_session(session_id)
+    return first, first + ".b"
+
+
+async def _kept(store: SessionStore, session_id: str) -> dict[str, tuple[int, dict[str, Any], int]]:
+    """Each hidden session's newest state, by its id: the state's number, the state, and how
+    many states the session holds."""
+    found = {}
+    for hidden in _sessions(session_id):
+        kept = await store.history_of(hidden)
+        if kept:
+            body = json.loads("".join(b.text for b in kept[-1].content if type(b) is TextBlock))
+            if isinstance(body, dict) and isinstance(body.get("state"), dict):
+                found[hidden] = (int(body.get("n", 0)), body["state"], len(kept))
+    return found
 
 
 async def load_state(store: SessionStore, session_id: str) -> dict[str, Any]:
     """The state the store keeps for ``session_id`` (empty when none)."""
-    kept = await store.history_of(state_session(session_id))
-    if not kept:
-        return {}
-    text = "".join(b.text for b in kept[-1].content if type(b) is TextBlock)
-    value = json.loads(text)
-    return value if isinstance(value, dict) else {}
+    kept = await _kept(store, session_id)
+    return max(kept.values(), key=lambda k: k[0])[1] if kept else {}
 
 
 async def save_state(store: SessionStore, session_id: str, state: dict[str, Any]) -> None:
-    """Keep ``state`` as ``session_id``'s (one append; the hidden session is written afresh
-    once it holds ``_KEEP`` states)."""
-    kept = await store.history_of(state_session(session_id))
-    context = await store.open(state_session(session_id))
-    if len(kept) >= _KEEP:  # counted, not the store's position (a file store's is bytes)
+    """Keep ``state`` as ``session_id``'s: one append to the hidden session holding the newest
+    state, until it holds ``_KEEP``; then the other is cleared and takes it. A process killed
+    between that clear and the append loses no state: the newest is still in the full one."""
+    kept = await _kept(store, session_id)
+    first, second = _sessions(session_id)
+    target = max(kept, key=lambda hidden: kept[hidden][0]) if kept else first
+    newest, _, held = kept.get(target, (0, {}, 0))
+    context = await store.open(target)
+    if held >= _KEEP:
+        context = await store.open(second if target == first else first)
         await context.clear()
-    await context.append(Message("user", (TextBlock(json.dumps(state, allow_nan=False)),)))
+    body = {"n": newest + 1, "state": state}
+    await context.append(Message("user", (TextBlock(json.dumps(body, allow_nan=False)),)))
 
 
 async def delete_state(store: SessionStore, session_id: str) -> None:
     """Forget ``session_id``'s state."""
-    await store.delete(state_session(session_id))
+    for hidden in _sessions(session_id):
+        await store.delete(hidden)
 
 
 def json_patch(old: Any, new: Any, path: str = "") -> list[dict[str, Any]]:
