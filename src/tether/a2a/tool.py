@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import TetherError, ToolArgumentError
+from ..errors import TetherError
+from ..tools.agent_input import input_schema, read_input
 from ..tools.needs_input import Answered, NeedsInput, resumed
 from ..tools.notes import run_notes
 from ..tools.progress import ProgressSink, progress_sink
@@ -31,27 +32,17 @@ def remote_tool(remote: Remote, name: str, description: str) -> Tool:
         name,
         _Ask(remote, name),
         description,
-        schema=_schema(remote.label()),
-        validator=_read_input,
+        schema=input_schema(
+            f"The message for {remote.label()}: the whole request, as it sees nothing else of "
+            "this chat."
+        ),
+        validator=_read_text,
         reports_progress=True,
     )
 
 
-def _schema(who: str) -> dict[str, Any]:
-    about = f"The message for {who}: the whole request, as it sees nothing else of this chat."
-    return {
-        "type": "object",
-        "properties": {"input": {"type": "string", "description": about}},
-        "required": ["input"],
-        "additionalProperties": False,
-    }
-
-
-def _read_input(arguments: Mapping[str, Any]) -> Mapping[str, Any]:
-    value = arguments.get("input")
-    if not isinstance(value, str) or not value.strip():
-        raise ToolArgumentError("'input' must be a non-empty string: the message for the agent")
-    return {"input": value}
+def _read_text(arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+    return read_input(arguments, blank=False)  # a remote task needs something to work on
 
 
 class _Ask:

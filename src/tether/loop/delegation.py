@@ -8,11 +8,10 @@ caller's total (``report_usage``); a failure of the run is the call's error resu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from ..context import ContextStore, MemoryContextStore
-from ..errors import ToolArgumentError
 from ..events import (
     IterationEnd,
     IterationStart,
@@ -21,6 +20,7 @@ from ..events import (
     ToolDispatch,
     ToolProgress,
 )
+from ..tools.agent_input import input_schema, read_input
 from ..tools.progress import ProgressSink, detached
 from ..tools.tool import Tool, tool_name
 from .output import spec_for
@@ -60,8 +60,10 @@ def agent_tool(agent: SubAgent, name: str | None = None, description: str | None
         tool_name(agent.name) if name is None else name,
         _Delegation(agent),
         _description(agent) if description is None else description,
-        schema=_schema(agent.name),
-        validator=_read_input,
+        schema=input_schema(
+            f"The message for the {agent.name} agent: the whole task, as it sees nothing else."
+        ),
+        validator=read_input,
         reports_progress=True,
     )
 
@@ -87,24 +89,6 @@ def _description(agent: SubAgent) -> str:
         if line.strip():
             return line.strip()
     return f"Ask the {agent.name} agent"
-
-
-def _schema(name: str) -> dict[str, Any]:
-    about = f"The message for the {name} agent: the whole task, as it sees nothing else."
-    return {
-        "type": "object",
-        "properties": {"input": {"type": "string", "description": about}},
-        "required": ["input"],
-        "additionalProperties": False,
-    }
-
-
-def _read_input(arguments: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The one argument, ``input``, a string (anything else the model sent is left out)."""
-    value = arguments.get("input")
-    if not isinstance(value, str):
-        raise ToolArgumentError("'input' must be a string: the message for the agent")
-    return {"input": value}
 
 
 class _Delegation:
