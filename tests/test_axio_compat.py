@@ -33,7 +33,7 @@ from tether import (
     ToolUseStart,
     Usage,
 )
-from tether.jsonforms import event_from_dict, event_to_dict
+from tether.stores.jsonforms import event_from_dict, event_to_dict
 from tether.testing import (
     Call,
     Reply,

@@ -22,8 +22,8 @@ from tether import (
     ToolUseBlock,
     tool,
 )
-from tether.jsonforms import message_from_dict, message_to_dict
 from tether.stores import FileStore, SQLiteStore
+from tether.stores.jsonforms import message_from_dict, message_to_dict
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.transports.codecs.anthropic import AnthropicCodec
 from tether.transports.codecs.openai_chat import OpenAIChatCodec

@@ -34,7 +34,6 @@ from tether import (
     ToolUseBlock,
     ToolUseStart,
     Usage,
-    jsonforms,
 )
 from tether.errors import (
     GuardrailError,
@@ -43,6 +42,7 @@ from tether.errors import (
     RemoteError,
     TransportError,
 )
+from tether.stores import jsonforms
 
 # -- construction ---------------------------------------------------------------------------
 

@@ -265,7 +265,7 @@ def test_tool_loads_pydantic_on_first_use() -> None:
 # layer a family may not import another part (a transport never imports a tool, and so on), but
 # for those of ``PART_USES``: a compaction names the model that summarises (a transport).
 LAYERS: dict[str, set[str]] = {
-    "data": {"types", "errors", "messages", "events", "jsonforms"},
+    "data": {"types", "errors", "messages", "events"},
     "base": {"base"},
     "parts": {"tools", "transports", "context"},
     "sources": {"mcp", "stores"},
@@ -474,7 +474,7 @@ def test_no_import_cycles() -> None:
 
 def test_the_data_layer_imports_alone() -> None:
     out = _fresh(
-        "import sys, tether.messages, tether.events, tether.jsonforms; "
+        "import sys, tether.messages, tether.events, tether.types, tether.errors; "
         "print(sorted(m for m in sys.modules if m.startswith('tether')))"
     )
     loaded = {m.removeprefix("tether.") for m in eval(out)} - {"tether"}

@@ -23,8 +23,8 @@ from tether.durable import DevServer, DurableRun
 from tether.durable.activities import AgentActivities
 from tether.durable.payloads import Appended
 from tether.events import ToolProgress
-from tether.jsonforms import message_to_dict
 from tether.stores import FileStore, SQLiteStore
+from tether.stores.jsonforms import message_to_dict
 from tether.testing import ScriptedTransport
 
 

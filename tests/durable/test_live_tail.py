@@ -19,7 +19,7 @@ from tether.events import (
     ToolResult,
     ToolUseStart,
 )
-from tether.jsonforms import event_to_dict
+from tether.stores.jsonforms import event_to_dict
 from tether.types import StopReason
 
 END = IterationEnd(1, StopReason.END_TURN)

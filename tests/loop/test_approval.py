@@ -19,7 +19,11 @@ from tether import Agent, SessionEndEvent, ToolDispatch, ToolResult, tool
 from tether.context import MemoryContextStore
 from tether.errors import ConflictError, RunPaused
 from tether.events import IterationStart, PendingCall
-from tether.jsonforms import (
+from tether.loop.approval import RECORD, decision_message, pending
+from tether.loop.middleware import Middleware, RunHandler, RunRequest, ToolHandler, ToolRequest
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from tether.stores import SQLiteStore
+from tether.stores.jsonforms import (
     event_from_dict,
     event_to_dict,
     exception_from_dict,
@@ -27,10 +31,6 @@ from tether.jsonforms import (
     message_from_json,
     message_to_json,
 )
-from tether.loop.approval import RECORD, decision_message, pending
-from tether.loop.middleware import Middleware, RunHandler, RunRequest, ToolHandler, ToolRequest
-from tether.messages import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
-from tether.stores import SQLiteStore
 from tether.testing import Call, Hold, Reply, ScriptedTransport
 from tether.types import StopReason, Usage
 

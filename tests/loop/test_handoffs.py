@@ -115,9 +115,9 @@ async def test_handoffs_chain_and_a_second_transfer_in_one_reply_is_refused() ->
 
 
 async def test_who_answered_survives_a_store_and_its_json(tmp_path: Path) -> None:
-    from tether.jsonforms import message_from_json, message_to_json
     from tether.messages import Message
     from tether.stores import SQLiteStore
+    from tether.stores.jsonforms import message_from_json, message_to_json
 
     named = Message("assistant", "Hello.", "billing")
     assert message_from_json(message_to_json(named)) == named

@@ -17,10 +17,10 @@ from rendezvous import Together
 from tether import Agent, SessionEndEvent, ToolDispatch, ToolResult, tool
 from tether.context import MemoryContextStore
 from tether.errors import ConflictError, RunPaused
-from tether.jsonforms import exception_from_dict, exception_to_dict
 from tether.loop.approval import RECORD, pending
 from tether.messages import Message, ReasoningBlock, ToolResultBlock, ToolUseBlock
 from tether.stores import SQLiteStore
+from tether.stores.jsonforms import exception_from_dict, exception_to_dict
 from tether.testing import Call, Reply, ScriptedTransport
 from tether.tools.needs_input import NeedsInput, resumed
 from tether.types import Elicitation, StopReason

@@ -199,7 +199,7 @@ async def test_the_time_limit_never_cancels_the_callers_token_and_the_caller_sti
 
 
 async def test_limit_exceeded_reads_back_from_its_stored_form() -> None:
-    from tether.jsonforms import exception_from_dict, exception_to_dict
+    from tether.stores.jsonforms import exception_from_dict, exception_to_dict
 
     back = exception_from_dict(exception_to_dict(LimitExceeded("cost", 2.5, 2.0)))
     assert isinstance(back, LimitExceeded)

@@ -37,9 +37,9 @@ def _agent(mode: str, db: str, answers: str | None) -> dict[str, Any]:
     model something else; what it got, as JSON data."""
     from tether import Agent
     from tether.errors import ConflictError, RunPaused
-    from tether.jsonforms import pending_to_dict
     from tether.mcp import McpStdio
     from tether.stores import SQLiteStore
+    from tether.stores.jsonforms import pending_to_dict
     from tether.testing import Call, Reply, ScriptedTransport
 
     book = Reply("Let me book.", tool_calls=[Call("book", {"day": "monday"}, id="b1")])

@@ -16,7 +16,7 @@ from tether import (
     ToolResult,
     report_progress,
 )
-from tether.jsonforms import event_from_dict, event_to_dict
+from tether.stores.jsonforms import event_from_dict, event_to_dict
 from tether.testing import Call, Reply, ScriptedTransport
 
 

@@ -125,7 +125,7 @@ async def _durable_run(
 ) -> TurnOutcome:
     from temporalio.client import Client  # noqa: PLC0415
 
-    from ..jsonforms import exception_from_dict  # noqa: PLC0415
+    from ..stores.jsonforms import exception_from_dict  # noqa: PLC0415
 
     started = time.monotonic()
     client = await Client.connect(opts.address, namespace=opts.namespace)

@@ -28,8 +28,8 @@ from ..events import (
     ToolDispatch,
     ToolResult,
 )
-from ..jsonforms import event_to_dict
 from ..messages import ToolResultContent
+from ..stores.jsonforms import event_to_dict
 from ..types import StopReason, Usage
 from .terminal import safe, safe_text
 
@@ -257,7 +257,7 @@ class RichRenderer:
 
 
 class JsonRenderer:
-    """Every event as one JSON line (``tether.jsonforms.event_to_dict``), and nothing else.
+    """Every event as one JSON line (``tether.stores.jsonforms.event_to_dict``), and nothing else.
 
     A cancelled turn (which has no ``SessionEndEvent`` of its own) gets a ``session_end`` line
     with stop reason ``cancelled``, so a reader always finds one at the end.

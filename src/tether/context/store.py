@@ -1,7 +1,7 @@
 """Conversation stores: the ``ContextStore`` protocol and the in-memory ``MemoryContextStore``.
 
 A store is append-only during a run: the loop reads the history once when a run starts, then
-only appends. Persistent stores serialise with ``tether.jsonforms``.
+only appends. Persistent stores serialise with ``tether.stores.jsonforms``.
 """
 
 from __future__ import annotations

@@ -18,13 +18,6 @@ from ..agent import Agent
 from ..context import context_start
 from ..errors import ConflictError, PayloadTooLargeError
 from ..events import StreamEvent, ToolProgress
-from ..jsonforms import (
-    block_from_dict,
-    block_to_dict,
-    exception_to_dict,
-    message_from_dict,
-    message_to_dict,
-)
 from ..loop import (
     ModelRequest,
     as_generator,
@@ -36,6 +29,13 @@ from ..loop import (
 )
 from ..messages import Message, ToolResultBlock, ToolUseBlock
 from ..stores.base import SessionRows
+from ..stores.jsonforms import (
+    block_from_dict,
+    block_to_dict,
+    exception_to_dict,
+    message_from_dict,
+    message_to_dict,
+)
 from ..tools.remote import recording
 from ..tools.results import interrupted_result
 from ..tools.selector import read_tools

@@ -18,8 +18,8 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from ..errors import TetherError
 from ..events import StreamEvent
-from ..jsonforms import event_from_dict, exception_from_dict, message_from_dict
 from ..messages import Message
+from ..stores.jsonforms import event_from_dict, exception_from_dict, message_from_dict
 from .payloads import Decision, RunOutput
 from .tail import LiveTail
 

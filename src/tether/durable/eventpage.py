@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..events import StreamEvent
-from ..jsonforms import event_to_dict
+from ..stores.jsonforms import event_to_dict
 
 __all__ = ["PAGE_BYTES", "PAGE_EVENTS", "log_page"]
 

@@ -22,7 +22,7 @@ its heartbeat throttle so).
 Details, as JSON: a model call's ``{"kind": "reply", "turn", "attempt", "blocks": [[kind,
 index, text], ...]}`` (kind ``text`` or ``reasoning``; consecutive pieces of one block merged),
 a tool call's ``{"kind": "progress", "key", "call", "attempt", "first", "reports": [...]}``
-(``ToolProgress`` events in ``tether.jsonforms`` form, ``first`` the number of the first kept),
+(``ToolProgress`` events in ``stores.jsonforms`` form, ``first`` the number of the first kept),
 with ``"held"``: the handle of the work the call started elsewhere, once it has one (``held.py``).
 """
 
@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Any, TypeAlias
 
 from ..events import ReasoningDelta, StreamEvent, TextDelta, ToolProgress
-from ..jsonforms import event_to_dict
+from ..stores.jsonforms import event_to_dict
 
 __all__ = [
     "FLUSH",

@@ -21,9 +21,9 @@ from temporalio.exceptions import TimeoutError as ActivityTimeout
 
 from ..errors import PayloadTooLargeError, RemoteError, TetherError
 from ..events import StreamEvent
-from ..jsonforms import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
 from ..loop import Middleware, ModelHandler, ModelRequest, ToolHandler, ToolRequest
 from ..messages import Message, ToolResultBlock
+from ..stores.jsonforms import block_from_dict, block_to_dict, exception_from_dict, message_to_dict
 from .held import held_in
 from .payloads import JSON, ModelCall, ModelTurn, ToolCallInput, events_of, spec_to_dict
 

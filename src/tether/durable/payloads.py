@@ -1,5 +1,5 @@
 """What crosses Temporal's wire: activity inputs and outputs, workflow input and result, each a
-plain dataclass of JSON data (messages, events and blocks in ``tether.jsonforms``'s form)."""
+plain dataclass of JSON data (messages, events and blocks in ``tether.stores.jsonforms``'s form)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import StreamEvent, TextDelta, ToolInputDelta
-from ..jsonforms import event_from_dict, event_to_dict
+from ..stores.jsonforms import event_from_dict, event_to_dict
 from ..types import ToolSpec
 
 __all__ = [

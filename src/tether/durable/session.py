@@ -20,9 +20,9 @@ from temporalio.exceptions import ActivityError
 
 from ..errors import PayloadTooLargeError, StoreUnavailableError, TetherError
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent
-from ..jsonforms import exception_to_dict, message_from_dict, message_to_dict
 from ..loop import RunState, Steering, ToolRequest, approver, run_loop, spec_for
 from ..messages import Message
+from ..stores.jsonforms import exception_to_dict, message_from_dict, message_to_dict
 from ..tools.tool import Tool
 from ..transports.retry import RetryPolicy
 from ..types import ZERO_USAGE, StopReason, Usage

@@ -26,7 +26,7 @@ from ..events import (
     ToolResult,
     ToolUseStart,
 )
-from ..jsonforms import event_from_dict
+from ..stores.jsonforms import event_from_dict
 from .live import Block, beyond, block_events, covers, grown
 
 __all__ = ["LiveTail"]

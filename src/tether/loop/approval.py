@@ -6,7 +6,7 @@ record* naming the held calls, and leaves them unanswered. ``resume`` stores a *
 (the denied calls' results, the ids it approved and a token of its own) before an approved call
 runs: one conflict-checked append, so of two resumes at once only one runs a call. A record is a
 ``ReasoningBlock`` whose provider is ``RECORD`` and whose id says which record it is, the last
-block of its message: every store keeps it as it keeps reasoning (``tether.jsonforms``), no wire
+block of its message: every store keeps it as it keeps reasoning (``stores.jsonforms``), no wire
 format sends another provider's reasoning, and the loop leaves records out of what the model
 sees (``tether.loop.history_view``). Which calls are pending is then read from the stored messages
 alone: the calls of the last reply that its pause record names, with neither a result nor an
@@ -113,7 +113,7 @@ def asked_message(
 ) -> Message:
     """What a run stores when calls wait for the user's input: the reply's other ``results``
     and the input record naming the calls ``asked``, their questions and state."""
-    from ..jsonforms import elicitation_to_dict  # noqa: PLC0415 - only when a run pauses so
+    from ..stores.jsonforms import elicitation_to_dict  # noqa: PLC0415 - only when a run pauses so
 
     asks = {call.id: [elicitation_to_dict(a) for a in signal.asks] for call, signal in asked}
     state = {call.id: signal.state for call, signal in asked}
@@ -124,7 +124,7 @@ def asked_message(
 def _asking(record: ReasoningBlock) -> dict[str, Asking]:
     """The calls an input record names, with their questions and state (none, for one this
     tether cannot read)."""
-    from ..jsonforms import elicitation_from_dict  # noqa: PLC0415 - only for a paused history
+    from ..stores.jsonforms import elicitation_from_dict  # noqa: PLC0415 - only for a paused history
 
     try:
         payload = json.loads(record.signature or "{}")

@@ -38,8 +38,8 @@ from ..events import (
     ToolResult,
     ToolUseStart,
 )
-from ..jsonforms import pending_to_dict
 from ..messages import Message, ToolResultBlock
+from ..stores.jsonforms import pending_to_dict
 from ..tools.results import describe_exception
 from ..transports.base import Phase
 from ..types import StopReason, Usage

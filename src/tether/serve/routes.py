@@ -27,10 +27,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from ..agent import Agent
 from ..context import kept_of, new_session_id
 from ..events import StreamEvent
-from ..jsonforms import pending_to_dict
 from ..loop import CancellationToken, pending
 from ..messages import Message
 from ..stores.base import SessionInfo, SessionStore, StoredContext, check_session_id
+from ..stores.jsonforms import pending_to_dict
 from ..tools.selector import read_tools
 from .agui import Event
 from .client_input import ClientInput, client_input

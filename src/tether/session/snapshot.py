@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypedDict, runtime_checkable
 
-from ..jsonforms import block_from_dict, message_to_dict
 from ..loop import RECORD, open_calls
 from ..messages import ContentBlock, Message, Role, ToolResultBlock, ToolUseBlock
+from ..stores.jsonforms import block_from_dict, message_to_dict
 from ..tools.results import not_run_result
 from ..types import Usage
 from .chat_snapshot import ChatMessageError, chat_history, chat_usage, is_chat_snapshot

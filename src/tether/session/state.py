@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..jsonforms import message_to_dict
 from ..messages import Message, text_message
+from ..stores.jsonforms import message_to_dict
 from ..types import Usage
 from .chat_snapshot import chat_usage
 from .parts import UserInput, user_message

@@ -11,8 +11,8 @@ from typing import Any, NoReturn, ParamSpec, Protocol, TypeAlias, TypeVar, runti
 
 from ..base.interrupt import survive
 from ..errors import StoreDamagedError, StoreUnavailableError
-from ..jsonforms import message_from_json, message_to_dict, message_to_json
 from ..messages import Message, TextBlock, text_message
+from .jsonforms import message_from_json, message_to_dict, message_to_json
 
 __all__ = [
     "MAX_SESSION_ID",

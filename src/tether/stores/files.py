@@ -28,9 +28,9 @@ from ..base.interrupt import survive
 from ..base.writes import append_whole, whole_lines, write_all
 from ..context import new_session_id
 from ..errors import ConflictError, StoreDamagedError
-from ..jsonforms import message_from_dict, message_to_dict
 from ..messages import Message
 from .base import SessionInfo, StoredContext, check_session_id, damaged
+from .jsonforms import message_from_dict, message_to_dict
 
 __all__ = ["FileStore"]
 

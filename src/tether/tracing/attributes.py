@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..jsonforms import message_to_dict
 from ..loop.middleware import ModelRequest, RunRequest, ToolRequest
 from ..messages import Message, ToolResultBlock
+from ..stores.jsonforms import message_to_dict
 from ..transports.base import NamesModel, NamesProvider
 from ..types import Usage
 from .redact import redact_value

@@ -17,8 +17,8 @@ from a2a.server.tasks import TaskUpdater
 from a2a.types.a2a_pb2 import Part, Task, TaskState
 
 from ...events import SessionEndEvent, StreamEvent, TextDelta, ToolDispatch, ToolResult
-from ...jsonforms import pending_to_dict
 from ...messages import ToolResultBlock
+from ...stores.jsonforms import pending_to_dict
 from ...types import StopReason
 from ..agui import error_text
 from .decisions import how_to_answer

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from typing import Any, Literal
 
-from . import errors
-from .events import (
+from .. import errors
+from ..events import (
     Compacted,
     CompactionFailed,
     ContextTrimmed,
@@ -34,7 +34,7 @@ from .events import (
     ToolResult,
     ToolUseStart,
 )
-from .messages import (
+from ..messages import (
     AudioBlock,
     ContentBlock,
     ImageBlock,
@@ -46,7 +46,7 @@ from .messages import (
     ToolUseBlock,
     text_message,
 )
-from .types import Elicitation, StopReason, Usage
+from ..types import Elicitation, StopReason, Usage
 
 __all__ = [
     "block_from_dict",
