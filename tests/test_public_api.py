@@ -163,6 +163,7 @@ LAZY_PACKAGES = [
     "a2a",
     "context",
     "durable",
+    "evals",
     "loop",
     "prompty",
     "skills",
@@ -281,6 +282,7 @@ LAYERS: dict[str, set[str]] = {
         "durable",
         "serve",
         "a2a",
+        "evals",
     },
 }
 RANK = {family: rank for rank, members in enumerate(LAYERS.values()) for family in members}

@@ -50,6 +50,7 @@ _HOMES = {
     "pending": "approval",
     "RECORD": "approval",
     "ReplyBuilder": "reply",
+    "reply_cost": "limits",
     "Run": "run",
     "run_calls": "dispatch",
     "run_in_tasks": "dispatch",
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
     from .dispatch import tools_by_name as tools_by_name
     from .entry import run_loop as run_loop
     from .limits import Limits as Limits
+    from .limits import reply_cost as reply_cost
     from .middleware import Middleware as Middleware
     from .middleware import ModelHandler as ModelHandler
     from .middleware import ModelRequest as ModelRequest

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..types import Usage
     from .control import CancellationToken
 
-__all__ = ["NO_LIMITS", "Limits", "RunBudget", "budget_for", "linked"]
+__all__ = ["NO_LIMITS", "Limits", "RunBudget", "budget_for", "linked", "reply_cost"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +284,17 @@ def linked(limits: Limits, cancel: CancellationToken | None) -> CancellationToke
     """The token a run with ``limits`` watches: with a time limit, one of its own that its clock
     cancels, linked to the caller's ``cancel`` (which it never cancels); else ``cancel``."""
     return cancel if limits.seconds is None else LinkedToken(cancel)
+
+
+def reply_cost(
+    prices: Mapping[str, tuple[float, ...]], model: str | None, usage: Usage
+) -> float | None:
+    """What one reply's ``usage`` cost in USD at ``model``'s price in ``prices`` (as in
+    ``Limits.prices``); None when the model has no price there."""
+    try:
+        return _price(prices, model, usage, {})
+    except ValueError:
+        return None
 
 
 def _price(
