@@ -1,5 +1,5 @@
 """The ``tether`` command: ``tether run PROMPT`` (or ``FILE.prompty``), ``chat``, ``serve``,
-``mcp-serve``, ``mcp login``/``logout``, ``sessions`` and ``trace``.
+``mcp-serve``, ``mcp login``/``logout``, ``sessions``, ``trace`` and ``eval``.
 
 This package (and only it) imports ``rich``; ``import tether`` never loads it. ``main`` parses the
 command line, builds the agent (model from ``--model``, the demo tools plus ``--tools``) and runs
@@ -39,6 +39,7 @@ from .args import (
 )
 from .chat import command_chat
 from .durable import command_durable_run, command_worker
+from .evaluating import command_eval
 from .loading import ToolSpecError
 from .mcp_login import command_mcp
 from .mcp_serving import command_mcp_serve
@@ -240,6 +241,7 @@ COMMANDS: dict[str, Command] = {
     "serve": _serve,
     "mcp-serve": command_mcp_serve,
     "mcp": command_mcp,
+    "eval": command_eval,
 }
 
 

@@ -328,6 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _mcp_serve_options(commands)
     _mcp_options(commands)
+    _eval_options(commands)
     sessions = commands.add_parser(
         "sessions",
         help="list the stored chat sessions",
@@ -384,6 +385,38 @@ def _mcp_serve_options(commands: Any) -> None:
         "(default: $TETHER_MCP_TOKEN; required when --host is not loopback)",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="log to stderr")
+
+
+def _eval_options(commands: Any) -> None:
+    """The ``tether eval`` parser."""
+    run = commands.add_parser(
+        "eval",
+        help="run an agent over a dataset of cases and report what passed",
+        description="Run an agent (or an async function) over the cases of PATH (YAML or "
+        "JSON), grade each run by the dataset's evaluators, print the report and exit 1 when a "
+        "case failed, or with --baseline when a case passes less often than in the baseline.",
+    )
+    run.add_argument("path", metavar="PATH", help="the dataset: a .yaml, .yml or .json file")
+    run.add_argument(
+        "--agent",
+        required=True,
+        metavar="MODULE:ATTR",
+        help="the Agent (or function taking a case's inputs) to evaluate (or FILE.py:ATTR)",
+    )
+    run.add_argument(
+        "--repeat", type=_positive_int, default=1, metavar="N", help="runs per case (1)"
+    )
+    run.add_argument(
+        "--concurrency", type=_positive_int, default=4, metavar="N", help="runs at once (4)"
+    )
+    run.add_argument(
+        "--baseline", metavar="FILE", help="a report saved with --json: fail only on a regression"
+    )
+    run.add_argument("--json", metavar="FILE", help="write the report as JSON (a baseline)")
+    run.add_argument("--html", metavar="FILE", help="write the report as an HTML page")
+    run.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (default: on a terminal)"
+    )
 
 
 MCP_SECRET_VARIABLE = "TETHER_MCP_CLIENT_SECRET"

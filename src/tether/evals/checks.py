@@ -93,7 +93,10 @@ class Regex:
     name: str = "regex"
 
     def __post_init__(self) -> None:
-        re.compile(self.pattern, self.flags)  # a bad pattern fails where it is written
+        try:
+            re.compile(self.pattern, self.flags)  # a bad pattern fails where it is written
+        except re.error as exc:
+            raise ValueError(f"{self.pattern!r} is not a valid pattern: {exc}") from None
 
     def evaluate(self, ctx: EvalContext) -> Verdict:
         text = as_text(ctx.output) if ctx.output is not None else ""

@@ -76,11 +76,12 @@ class Dataset:
         cases = data.get("cases")
         if not isinstance(cases, list) or not cases:
             raise EvalError(f"{where}: 'cases' must be a non-empty list")
-        return cls(
-            [_case(item, f"{where}: case {i}") for i, item in enumerate(cases, 1)],
-            _evaluators(data.get("evaluators", ()), where),
-            name=str(data.get("name") or path.stem),
-        )
+        made = [_case(item, f"{where}: case {i}") for i, item in enumerate(cases, 1)]
+        evaluators = _evaluators(data.get("evaluators", ()), where)
+        try:
+            return cls(made, evaluators, name=str(data.get("name") or path.stem))
+        except EvalError as exc:
+            raise EvalError(f"{where}: {exc}") from None
 
 
 def _read(path: Path) -> Any:

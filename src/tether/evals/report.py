@@ -74,7 +74,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "name": report.name,
         "target": report.target,
         "started": report.started,
-        "seconds": round(report.seconds, 3),
+        "seconds": report.seconds,
         "repeat": report.repeat,
         "summary": {
             "cases": len(report.cases),

@@ -79,7 +79,8 @@ async def evaluate(
         )
         for i, case in enumerate(data.cases)
     )
-    return Report(data.name, cases, repeat, started, time.perf_counter() - clock, _named(target))
+    seconds = round(time.perf_counter() - clock, 3)
+    return Report(data.name, cases, repeat, started, seconds, _named(target))
 
 
 class _Runner:
