@@ -46,7 +46,11 @@ def test_a_yaml_dataset_reads_cases_and_named_evaluators(tmp_path: Path) -> None
     assert data.names == ("oslo", "case 2")
     assert data.evaluators == (Contains("sunny"),)
     oslo, sums = data.cases
-    assert (oslo.inputs, oslo.expected, oslo.metadata) == ("Weather in Oslo?", "sunny", {"tag": "smoke"})
+    assert (oslo.inputs, oslo.expected, oslo.metadata) == (
+        "Weather in Oslo?",
+        "sunny",
+        {"tag": "smoke"},
+    )
     assert oslo.evaluators == (ToolCalls(["get_weather"]), Within(iterations=3, limit=False))
     regex, equals, calls, judge, custom = sums.evaluators
     assert regex == Regex(r"\b4\b") and equals == Equals("4")

@@ -238,7 +238,14 @@ async def test_a_broken_evaluator_fails_its_check_and_no_other() -> None:
     )
     report = await evaluate(weather_agent(), data, progress=False)
     outcomes = report.cases[0].runs[0].outcomes
-    assert list(outcomes) == ["broken", "slow_yes", "<lambda>", "<lambda> 2", "<lambda> 3", "equals"]
+    assert list(outcomes) == [
+        "broken",
+        "slow_yes",
+        "<lambda>",
+        "<lambda> 2",
+        "<lambda> 3",
+        "equals",
+    ]
     assert outcomes["broken"].error and "KeyError" in outcomes["broken"].reason
     assert outcomes["slow_yes"].passed and outcomes["slow_yes"].score == 0.9
     assert outcomes["<lambda>"].error and "not str" in outcomes["<lambda>"].reason
