@@ -55,7 +55,7 @@ def test_a_yaml_dataset_reads_cases_and_named_evaluators(tmp_path: Path) -> None
     regex, equals, calls, judge, custom = sums.evaluators
     assert regex == Regex(r"\b4\b") and equals == Equals("4")
     assert calls == ToolCalls([], order="exact")
-    assert isinstance(judge, Judge) and judge.threshold == 0.7 and judge.model == "local"
+    assert isinstance(judge, Judge) and judge.threshold == 0.7 and judge.model is None
     assert callable(custom) and custom.__name__ == "always"
 
 

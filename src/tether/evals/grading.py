@@ -24,7 +24,8 @@ DEFAULT_THRESHOLD = 0.5
 @dataclass(frozen=True, slots=True)
 class EvalContext:
     """One run of one case: its ``inputs``, ``expected`` and ``metadata``, the ``output`` (None
-    if the run failed; ``error`` then says why) and the run's ``trajectory``."""
+    if the run failed; ``error`` then says why), the run's ``trajectory``, and the evaluated
+    agent's ``model`` (its transport; None for a function)."""
 
     name: str
     inputs: Any
@@ -33,6 +34,7 @@ class EvalContext:
     output: Any
     trajectory: Trajectory
     error: str | None = None
+    model: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,17 +27,18 @@ _MOST = 20_000  # characters of each part the judge is shown
 @dataclass(frozen=True, slots=True)
 class Judge:
     """``model`` (a transport, or a ``"provider:model"`` string as ``tether.transport`` takes,
-    ``"local"`` for the offline model) scores the answer from 0 to 1 against ``rubric``; it
-    passes at ``threshold``. The reference answer (``expected``) is shown when the case has one
-    and ``with_expected``; the calls the run made when ``with_calls``."""
+    ``"local"`` for the offline model; None: the evaluated agent's own model) scores the answer
+    from 0 to 1 against ``rubric``; it passes at ``threshold``. The reference answer
+    (``expected``) is shown when the case has one and ``with_expected``; the calls the run made
+    when ``with_calls``. Judges naming the same model string share one transport."""
 
     rubric: str
-    model: CompletionTransport | str = "local"
+    model: CompletionTransport | str | None = None
     threshold: float = 0.5
     with_expected: bool = True
     with_calls: bool = True
     name: str = "judge"
-    _agent: Any = field(default=None, init=False, repr=False, compare=False)
+    _agents: dict[int, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.rubric.strip():
@@ -48,23 +49,22 @@ class Judge:
     async def evaluate(self, ctx: EvalContext) -> Verdict:
         if ctx.output is None:
             return Verdict(False, 0.0, f"no answer to grade ({ctx.error or 'the run failed'})")
-        grade = await self._judge().run(self._prompt(ctx))
+        grade = await self._judge(ctx).run(self._prompt(ctx))
         score = min(max(float(grade.score), 0.0), 1.0)
         return Verdict(score >= self.threshold, score, grade.reason.strip())
 
-    def _judge(self) -> Any:
-        if self._agent is None:
-            from ..agent import Agent  # noqa: PLC0415 - the engine, when a judge first grades
-            from .grade import Grade  # noqa: PLC0415 - pydantic, only for judges
+    def _judge(self, ctx: EvalContext) -> Any:
+        from ..agent import Agent  # noqa: PLC0415 - the engine, when a judge first grades
+        from .grade import Grade  # noqa: PLC0415 - pydantic, only for judges
 
-            model = self.model
-            if isinstance(model, str):
-                from ..providers import transport  # noqa: PLC0415 - a door loads on demand
-
-                model = transport(model)
+        model = _shared(self.model) if isinstance(self.model, str) else self.model or ctx.model
+        if model is None:
+            raise ValueError("Judge has no model: give it model=..., or evaluate an Agent")
+        agent = self._agents.get(id(model))
+        if agent is None:
             agent = Agent(system=_SYSTEM, transport=model, output_type=Grade, max_iterations=3)
-            object.__setattr__(self, "_agent", agent)
-        return self._agent
+            self._agents[id(model)] = agent
+        return agent
 
     def _prompt(self, ctx: EvalContext) -> str:
         parts = [f"Rubric:\n{self.rubric}", _marked("QUESTION", ctx.inputs)]
@@ -83,3 +83,16 @@ def _marked(title: str, value: Any) -> str:
     if len(text) > _MOST:
         text = text[:_MOST] + " [cut]"
     return f"<<<{title}>>>\n{text}\n<<<END {title}>>>"
+
+
+_SHARED: dict[str, Any] = {}
+
+
+def _shared(name: str) -> Any:
+    """One transport per model string, for every judge in the process."""
+    found = _SHARED.get(name)
+    if found is None:
+        from ..providers import transport  # noqa: PLC0415 - a door loads on demand
+
+        found = _SHARED[name] = transport(name)
+    return found

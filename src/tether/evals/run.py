@@ -86,6 +86,8 @@ async def evaluate(
 class _Runner:
     """Runs one case's inputs and gives back (answer, error text, trajectory)."""
 
+    transport: Any = None  # the evaluated agent's model, which a judge may use
+
     async def __call__(self, inputs: Any) -> tuple[Any, str | None, Trajectory]:
         raise NotImplementedError
 
@@ -93,6 +95,7 @@ class _Runner:
 class _AgentRunner(_Runner):
     def __init__(self, agent: Any, prices: Mapping[str, tuple[float, ...]] | None) -> None:
         self.agent = agent
+        self.transport = getattr(agent, "transport", None)
         limits = getattr(agent, "limits", None)
         self.prices = prices if prices is not None else getattr(limits, "prices", None)
         self.typed = getattr(agent, "output_type", None) is not None
@@ -154,7 +157,14 @@ async def _run_case(runner: _Runner, data: Dataset, index: int, attempt: int) ->
     with _span(name, attempt) as span:
         output, error, path = await runner(case.inputs)
         ctx = EvalContext(
-            name, case.inputs, case.expected, case.metadata or {}, output, path, error
+            name,
+            case.inputs,
+            case.expected,
+            case.metadata or {},
+            output,
+            path,
+            error,
+            runner.transport,
         )
         evaluators = _evaluators_of(data, case)
         outcomes: dict[str, Graded] = {}
