@@ -25,9 +25,9 @@ NUMBERED = sorted(p.name for p in EXAMPLES.glob("[0-9][0-9]_*.py"))
 TESTED_ELSEWHERE = {"08_durable_run.py": "tests/durable/test_example_durable.py"}
 
 
-def _run(name: str, timeout: float = 120) -> str:
+def _run(name: str, timeout: float = 120, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, f"examples/{name}"],
+        [sys.executable, f"examples/{name}", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -112,6 +112,42 @@ def test_01_first_agent_calls_its_tool_on_the_local_model() -> None:
     assert calls and "apple" in calls[0].lower(), lines
     assert "<- 37" in lines
     assert "37" in lines[-1] and not lines[-1].startswith(("->", "<-")), lines
+
+
+@pytest.mark.local_model
+@pytest.mark.timeout(1200)
+def test_10_evaluate_on_the_local_model(tmp_path: Path) -> None:
+    """The evaluation example on the real model: every case ran once to its end and every
+    evaluator gave its outcome (the figures may vary; the report's shape may not), and the
+    command line reads the saved report back as its baseline."""
+    from tether.evals import Report
+    from tether.local import LocalModelUnavailable, check_platform
+
+    try:
+        check_platform()
+    except LocalModelUnavailable as exc:
+        parts.absent("the local model", str(exc))
+    saved = tmp_path / "report.json"
+    out = _run("10_evaluate.py", 900, str(saved))
+    assert f"saved {saved}" in out
+    report = Report.load(saved)
+    assert [case.name for case in report.cases] == ["apples", "pears", "plums"]
+    wanted = {
+        "apples": ["within", "tool_calls", "contains"],
+        "pears": ["within", "tool_calls", "regex"],
+        "plums": ["within", "tool_calls", "judge"],
+    }
+    for case in report.cases:
+        (run,) = case.runs
+        assert list(run.outcomes) == wanted[case.name]
+        assert not any(outcome.error for outcome in run.outcomes.values()), run.outcomes
+        assert run.error is None, run.error
+        assert run.trajectory["stop_reason"] == "end_turn"
+        assert run.trajectory["iterations"] >= 1 and run.trajectory["input_tokens"] > 0
+        assert isinstance(run.output, str) and run.output
+    judged = report.case("plums").runs[0].outcomes["judge"]
+    assert judged.score is not None and judged.reason
+    assert "cases passed" in out
 
 
 # -- scripted models -------------------------------------------------------------------------

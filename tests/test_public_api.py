@@ -25,6 +25,7 @@ PUBLIC_MODULES = (
     "tether.cli",
     "tether.durable",
     "tether.errors",  # the exception tree, each class to catch by name
+    "tether.evals",  # evaluations: datasets, evaluators, reports
     "tether.local",
     "tether.loop",  # ``Run.events()``, for a door that drives a run an iteration at a time
     "tether.mcp",  # ``serve_agent()``: an agent as an MCP server
@@ -98,7 +99,10 @@ def test_design_names_import() -> None:
         register_skill,
         skill,
     )
+    from tether.a2a import A2AAgent  # noqa: F401
+    from tether.evals import Case, Dataset, Report, evaluate  # noqa: F401
     from tether.testing import (  # noqa: F401
+        Cassette,
         ScriptedTransport,
         StubTransport,
         make_text_response,

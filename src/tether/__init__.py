@@ -4,9 +4,10 @@ Every name here loads on first use, so ``import tether`` stays light and importi
 (``tether.messages``, say) never pulls in the engine above it.
 
 Public modules: ``tether``, ``tether.a2a``, ``tether.cli``, ``tether.durable``,
-``tether.errors``, ``tether.local``, ``tether.loop``, ``tether.mcp``, ``tether.prompty``,
-``tether.serve``, ``tether.session``, ``tether.skills``, ``tether.skills.hooks``,
-``tether.stores``, ``tether.testing``, ``tether.tracing``, ``tether.transports``.
+``tether.errors``, ``tether.evals``, ``tether.local``, ``tether.loop``, ``tether.mcp``,
+``tether.prompty``, ``tether.serve``, ``tether.session``, ``tether.skills``,
+``tether.skills.hooks``, ``tether.stores``, ``tether.testing``, ``tether.tracing``,
+``tether.transports``.
 Every other module is internal: its names may move; import them from ``tether`` or a public
 module.
 """

@@ -25,7 +25,9 @@ SCRIPT = textwrap.dedent(
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         trace.set_tracer_provider(provider)
-        data = Dataset([Case("Weather in Oslo?", name="oslo"), Case("x", name="fails", expected="y")])
+        data = Dataset(
+            [Case("Weather in Oslo?", name="oslo"), Case("x", name="fails", expected="y")]
+        )
         await evaluate(weather_agent(), data, repeat=2, progress=False)
         spans = exporter.get_finished_spans()
         cases = [s for s in spans if s.name.startswith("eval ")]
