@@ -134,3 +134,35 @@ def test_what_cannot_be_used_exits_2_with_one_line(tmp_path: Path) -> None:
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert said in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr
+
+
+def test_on_a_terminal_a_progress_bar_is_drawn_on_stderr(tmp_path: Path) -> None:
+    import pty
+
+    (tmp_path / "myagent.py").write_text(AGENT)
+    (tmp_path / "cases.yaml").write_text(CASES)
+    main, terminal = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tether.cli", "eval", "cases.yaml", "--agent", "myagent:agent",
+             "--repeat", "3"],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=terminal, text=True, timeout=120,
+            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"}, check=False,
+        )  # fmt: skip
+        os.close(terminal)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal's other end is closed: all is read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(main)
+    assert done.returncode == 0, drawn
+    text = drawn.decode(errors="replace")
+    assert "6/6" in text and "0 failed" in text  # runs done / all, drawn before it is cleared
+    no_bar = _eval(tmp_path, "cases.yaml", "--agent", "myagent:agent", "--no-progress")
+    assert no_bar.stderr == ""
