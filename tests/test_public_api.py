@@ -69,7 +69,9 @@ def test_design_names_import() -> None:
         Usage,
         tool,
     )
+    from tether.a2a import A2AAgent  # noqa: F401
     from tether.durable import TemporalAgent  # noqa: F401
+    from tether.evals import Case, Dataset, Report, evaluate  # noqa: F401
     from tether.prompty import ExecuteError, load, turn, turn_async  # noqa: F401
     from tether.skills import (  # noqa: F401
         Action,
@@ -99,8 +101,6 @@ def test_design_names_import() -> None:
         register_skill,
         skill,
     )
-    from tether.a2a import A2AAgent  # noqa: F401
-    from tether.evals import Case, Dataset, Report, evaluate  # noqa: F401
     from tether.testing import (  # noqa: F401
         Cassette,
         ScriptedTransport,
