@@ -137,3 +137,27 @@ async def test_a_refused_connection_replays_as_refused(tmp_path: Path) -> None:
         with pytest.raises(httpx.ConnectError):
             await client.get(url)
     assert "failure" in json.loads(path.read_text())["exchanges"][0]
+
+
+async def test_a_secret_split_across_streamed_chunks_is_redacted(tmp_path: Path) -> None:
+    """A secret the server echoes across two writes is blanked all the same: the blank takes the
+    place of its first piece, the rest of it is dropped from the next, and the chunks stay as
+    many as the server wrote."""
+    secret = "s3cr3t-value-0123456789"
+    pieces = ["data: one s3cr3t-va", "lue-0123456789 two\n\n", "data: " + secret[:4], "x\n\n"]
+    path = tmp_path / "split.json"
+    server = MisbehavingServer(sse_stream(pieces, delay=0.01))
+    async with server, Cassette(path, secrets=[secret]), httpx.AsyncClient() as client:
+        assert await _chunks(client, server.url) == pieces
+    written = path.read_text()
+    assert "s3cr3t-va" not in written and "lue-0123456789" not in written
+    recorded = json.loads(written)["exchanges"][0]["response"]["chunks"]
+    assert [c["text"] for c in recorded] == [
+        "data: one <redacted>",
+        " two\n\n",
+        "data: s3cr",  # a piece that is not the secret stays
+        "x\n\n",
+    ]
+    async with Cassette(path, mode="none", secrets=[secret]), httpx.AsyncClient() as client:
+        replayed = await _chunks(client, server.url)
+    assert "".join(replayed) == "data: one <redacted> two\n\ndata: s3crx\n\n"

@@ -242,16 +242,30 @@ def _redacted_request(redactor: Redactor, raw: dict[str, Any]) -> dict[str, Any]
 def _redacted_response(redactor: Redactor, response: dict[str, Any]) -> dict[str, Any]:
     shown = dict(response)
     shown["headers"] = redactor.headers(response["headers"])
-    shown["chunks"] = [
-        {**chunk, "text": redactor.text(chunk["text"])} if "text" in chunk else chunk
-        for chunk in response["chunks"]
-    ]
+    shown["chunks"] = _redacted_chunks(redactor, response["chunks"])
     if "error" in response:
         shown["error"] = {
             **response["error"],
             "message": redactor.text(response["error"]["message"]),
         }
     return shown
+
+
+def _redacted_chunks(redactor: Redactor, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each run of text chunks redacted as one text (a secret may be split between chunks);
+    binary chunks as they are."""
+    out: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+    for chunk in [*chunks, None]:
+        if chunk is not None and "text" in chunk:
+            run.append(chunk)
+            continue
+        texts = redactor.pieces([c["text"] for c in run])
+        out += [{**c, "text": text} for c, text in zip(run, texts, strict=True)]
+        run = []
+        if chunk is not None:
+            out.append(chunk)
+    return out
 
 
 def _redacted_exchanges(

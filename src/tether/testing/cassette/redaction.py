@@ -50,6 +50,31 @@ class Redactor:
                 text = text.replace(secret, REDACTED)
         return text
 
+    def pieces(self, texts: list[str]) -> list[str]:
+        """Consecutive pieces of one text (a stream's chunks) each redacted, a secret split
+        between pieces included: its blank stands where it starts, the rest of it is dropped
+        from the pieces after, and there are as many pieces as before."""
+        whole = "".join(texts)
+        for match in _TOKEN_FIELD.finditer(whole):
+            self.learn([match.group(2)])
+        spans = self._spans(whole)
+        if not spans:
+            return list(texts)
+        out, start = [], 0
+        for text in texts:
+            end = start + len(text)
+            out.append(_cut(whole, start, end, spans))
+            start = end
+        return out
+
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        if not self.secrets:
+            return []
+        found = re.finditer(
+            "|".join(re.escape(s) for s in sorted(self.secrets, key=len, reverse=True)), text
+        )
+        return [match.span() for match in found]
+
     def headers(self, headers: Mapping[str, str]) -> dict[str, str]:
         """Credential headers blanked whole (their values learnt first)."""
         for name, value in headers.items():
@@ -90,3 +115,17 @@ class Redactor:
             self.learn([value])
             return REDACTED
         return self.json(value)
+
+
+def _cut(whole: str, start: int, end: int, spans: list[tuple[int, int]]) -> str:
+    """``whole[start:end]`` with each secret span blanked where it starts and dropped after."""
+    kept, at = [], start
+    for first, last in spans:
+        if last <= start or first >= end:
+            continue
+        kept.append(whole[at : max(first, at)])
+        if first >= start:
+            kept.append(REDACTED)
+        at = min(last, end)
+    kept.append(whole[at:end])
+    return "".join(kept)
