@@ -205,6 +205,13 @@ async def test_a_new_user_message_starts_the_count_afresh() -> None:
     assert end_of(events).stop_reason is StopReason.END_TURN  # asked again: no repeat
 
 
+async def test_a_typed_answer_sent_back_for_repair_starts_the_count_again() -> None:
+    """The repair is a message to the model as from the user: a call made again after it is
+    not counted against the one before, here as in a run resumed after it."""
+    bot = agent(looks(A), Reply("not a number"), looks(A), Reply("3"), repeats=1, output_type=int)
+    assert await bot.run("How many lines?") == 3
+
+
 async def test_a_resumed_run_counts_on_from_its_stored_history() -> None:
     """The pause comes after a repeat was found and before it was told: the resumed run reads
     both from the stored history, tells it, and the next repeat is the second (N=2)."""
