@@ -26,7 +26,7 @@ from tether import (
 )
 from tether.loop.approval import RECORD
 from tether.loop.history_view import visible
-from tether.messages import Message, ReasoningBlock, TextBlock
+from tether.messages import Message, ReasoningBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from tether.stores.jsonforms import (
     event_from_dict,
     event_to_dict,
@@ -233,6 +233,27 @@ async def test_a_resumed_run_counts_on_from_its_stored_history() -> None:
     assert_history_valid(sent_as(context.messages))
     model = second.transport
     assert isinstance(model, ScriptedTransport) and model.call_count == 1
+
+
+async def test_a_run_that_goes_on_without_a_message_counts_what_its_history_holds() -> None:
+    """As a durable run continued in a new workflow does: the stored history ends with the
+    results of a repeat not told yet; the run tells it, and the next repeat is the second."""
+    same = {"path": "a.txt"}
+    result = "a.txt: the same 10 lines"
+    context = MemoryContextStore(
+        [
+            Message("user", "go"),
+            Message("assistant", (ToolUseBlock("c1", "look", same),)),
+            Message("user", (ToolResultBlock("c1", result),)),
+            Message("assistant", (ToolUseBlock("c2", "look", same),)),
+            Message("user", (ToolResultBlock("c2", result),)),
+        ]
+    )
+    bot = agent(looks(A), Reply("never"))
+    events = await run_events(bot, None, context)
+    assert len(notices(events)) == 1
+    assert end_of(events).stop_reason is StopReason.REPEATED_CALLS
+    assert_history_valid(sent_as(context.messages))
 
 
 async def test_a_resumed_run_does_not_tell_a_repeat_twice() -> None:
