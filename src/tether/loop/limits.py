@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import LimitExceeded, RunCancelled
@@ -276,9 +276,16 @@ NO_LIMITS = Limits()
 
 def budget_for(limits: Limits | None) -> RunBudget | None:
     """The budget of a run with ``limits``, linked to the budget of the run whose call it is
-    part of (if any); None when neither limits it."""
+    part of (if any); None when neither limits it (``repeated_calls`` spends nothing: a run
+    limited by it alone has no budget to keep)."""
     meter = metering()
     parent = meter if isinstance(meter, RunBudget) else None
+    if (
+        limits is not None
+        and limits.repeated_calls is not None
+        and replace(limits, repeated_calls=None) == NO_LIMITS
+    ):
+        limits = None
     if limits is None:
         return None if parent is None else RunBudget(NO_LIMITS, parent)
     return RunBudget(limits, parent)

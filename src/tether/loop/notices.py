@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..context import COMPACTION
 from ..errors import LimitExceeded
@@ -43,7 +44,7 @@ class Repeats:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.count = 0
-        self.last: dict[tuple[str, str], tuple[object, bool]] = {}
+        self.last: dict[str, list[_Made]] = {}  # by tool name: each call and its last outcome
         self.untold: list[ToolUseBlock] = []
 
     def forget(self) -> None:
@@ -63,12 +64,20 @@ class Repeats:
                 self.untold.append(call)
 
     def _repeated(self, call: ToolUseBlock, result: ToolResultBlock) -> bool:
-        """Whether ``call`` repeats an earlier one and its result has not changed."""
-        key = (call.name, _canonical(call))
+        """Whether ``call`` repeats an earlier one and its result has not changed. Arguments
+        are compared as mappings first (key order aside, as JSON; no JSON made for each call),
+        then as canonical JSON only where they look the same (``1`` is not ``true``)."""
         outcome = (result.content, result.is_error)
-        before = self.last.get(key)
-        self.last[key] = outcome
-        return before == outcome
+        made = self.last.get(call.name)
+        if made is None:
+            self.last[call.name] = [_Made(call, outcome)]
+            return False
+        for earlier in made:
+            if earlier.call.input == call.input and _canonical(earlier.call) == _canonical(call):
+                before, earlier.outcome = earlier.outcome, outcome
+                return before == outcome
+        made.append(_Made(call, outcome))
+        return False
 
     def notice(self) -> Message:
         """The message that tells the untold repeats (stored with its record)."""
@@ -101,6 +110,14 @@ class Repeats:
                     if self._repeated(call, block):
                         self.count += 1
                         self.untold.append(call)
+
+
+@dataclass(slots=True)
+class _Made:
+    """A call made in the span, and the last result it had (content, whether an error)."""
+
+    call: ToolUseBlock
+    outcome: tuple[object, bool]
 
 
 def _canonical(call: ToolUseBlock) -> str:
