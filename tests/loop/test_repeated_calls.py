@@ -161,6 +161,23 @@ async def test_the_order_of_the_arguments_does_not_matter() -> None:
     assert end_of(events).stop_reason is StopReason.END_TURN
 
 
+async def test_arguments_equal_in_python_but_not_in_json_are_no_repeat() -> None:
+    @tool
+    def flag(value: int | bool) -> str:
+        """Set a flag."""
+        return "set"
+
+    one, true = (
+        Reply(tool_calls=[Call("flag", {"value": 1})]),
+        Reply(tool_calls=[Call("flag", {"value": True})]),
+    )
+    model = ScriptedTransport([one, true, Reply("done")])
+    bot = Agent("sys", model, tools=[flag], limits=Limits(repeated_calls=1))
+    assert {"value": 1} == {"value": True}  # but 1 and true are other JSON
+    events = await run_events(bot, "go")
+    assert end_of(events).stop_reason is StopReason.END_TURN
+
+
 async def test_the_same_call_twice_in_one_reply_is_a_repeat() -> None:
     events = await run_events(agent(looks(A, A, {"path": "b.txt"}), Reply("done")), "go")
     told = notices(events)
