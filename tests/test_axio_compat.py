@@ -60,6 +60,7 @@ AXIO_NAMES = {
     "error": StopReason.ERROR,
     "unknown": StopReason.UNKNOWN,
     "paused": StopReason.PAUSED,
+    "repeated_calls": StopReason.REPEATED_CALLS,
 }
 
 # --------------------------------------------------------------------------------------------

@@ -118,6 +118,7 @@ def test_stop_reasons_are_the_documented_words() -> None:
         "error",
         "unknown",
         "paused",
+        "repeated_calls",
     }
 
 

@@ -228,7 +228,11 @@ class LimitExceeded(TetherError):
     stored has a result."""
 
     def __init__(self, limit: str, value: float, maximum: float) -> None:
-        super().__init__(f"the run passed its {limit} limit: {value:g} > {maximum:g}")
+        super().__init__(
+            f"the run reached its {limit} limit ({maximum:g})"
+            if value == maximum  # a limit that ends the run as it is reached (seconds, repeats)
+            else f"the run passed its {limit} limit: {value:g} > {maximum:g}"
+        )
         self.limit = limit
         self.value = value
         self.maximum = maximum

@@ -28,6 +28,7 @@ class StopReason(StrEnum):
     ERROR = "error"
     UNKNOWN = "unknown"
     PAUSED = "paused"  # a run only: calls wait for a person's approval (``Agent(approval=)``)
+    REPEATED_CALLS = "repeated_calls"  # a run only: ``Limits(repeated_calls=)`` stopped it
 
     # axio's spellings. Type checkers see each alias as the member itself, the runtime as an alias.
     if TYPE_CHECKING:
@@ -41,6 +42,7 @@ class StopReason(StrEnum):
         error: ClassVar[Literal[StopReason.ERROR]]
         unknown: ClassVar[Literal[StopReason.UNKNOWN]]
         paused: ClassVar[Literal[StopReason.PAUSED]]
+        repeated_calls: ClassVar[Literal[StopReason.REPEATED_CALLS]]
     else:
         end_turn = END_TURN
         tool_use = TOOL_USE
@@ -52,6 +54,7 @@ class StopReason(StrEnum):
         error = ERROR
         unknown = UNKNOWN
         paused = PAUSED
+        repeated_calls = REPEATED_CALLS
 
 
 @dataclass(frozen=True, slots=True)

@@ -213,6 +213,7 @@ def _prepare(
         trace=opts.trace,
         approve=getattr(opts, "approve", ()),
         compact_at=opts.compact_at,
+        repeated_calls=opts.max_repeated_calls,
     )
     return agent, prompt
 

@@ -18,9 +18,9 @@ from rich.text import Text
 
 from ..agent import Agent
 from ..context import Compaction, ContextStore
-from ..errors import AuthenticationError, ModelStopError, TetherError
+from ..errors import AuthenticationError, LimitExceeded, ModelStopError, TetherError
 from ..events import IterationEnd, IterationStart, SessionEndEvent, StreamEvent, TextDelta
-from ..loop import AgentStream, Middleware
+from ..loop import AgentStream, Limits, Middleware
 from ..messages import Message
 from ..tools.tool import Tool
 from ..tracing import Recorder
@@ -236,11 +236,14 @@ def build_agent(
     trace: Path | None = None,
     approve: Sequence[str] = (),
     compact_at: int | None = None,
+    repeated_calls: int | None = None,
 ) -> Agent:
     """The agent the CLI runs (recording its runs to ``trace``, if given: a file that cannot be
     written is a warning after the turn, see ``trace_notice``); calls of the tools named in
-    ``approve`` wait for the person; past ``compact_at`` tokens the conversation compacts."""
+    ``approve`` wait for the person; past ``compact_at`` tokens the conversation compacts; the
+    ``repeated_calls``-th repeated call ends a turn."""
     return Agent(
+        limits=None if repeated_calls is None else Limits(repeated_calls=repeated_calls),
         context_policy=None if compact_at is None else Compaction(max_tokens=compact_at),
         approval=frozenset(approve) or None,
         system=system,
@@ -272,6 +275,8 @@ def describe_error(exc: BaseException) -> str:
         return f"{text}; check the API key in the provider's environment variable"
     if isinstance(exc, ModelStopError) and exc.stop_reason == "max_tokens":
         return f"{text}; raise --max-tokens for longer answers"
+    if isinstance(exc, LimitExceeded) and exc.limit == "repeated_calls":
+        return f"{text}: the model kept calling a tool again with the same arguments and result"
     if isinstance(exc, TetherError | CommandError):
         return text
     return f"{type(exc).__name__}: {text}"

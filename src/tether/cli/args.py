@@ -135,6 +135,13 @@ def _common_options() -> argparse.ArgumentParser:
         help=f"model calls per turn, at most (default: {DEFAULT_MAX_ITERATIONS}; with --agent, "
         "the agent's own)",
     )
+    model.add_argument(
+        "--max-repeated-calls",
+        type=_positive_int,
+        metavar="N",
+        help="end a turn at the N-th repeated tool call (the same tool, arguments and result "
+        "again); each repeat before it is told to the model (default: off)",
+    )
     model.add_argument("--temperature", type=_temperature, metavar="T", help="sampling, 0 to 2")
     model.add_argument(
         "--max-tokens", type=_positive_int, metavar="N", help="output tokens per model call"
@@ -167,7 +174,8 @@ def _common_options() -> argparse.ArgumentParser:
         help="run your own Agent instead of the one the model and tools options make: ATTR names "
         "it in MODULE, an importable module or a .py file; --model, --system, --temperature, "
         "--max-tokens, --no-stream, --tools, --no-demo-tools and --root do not apply to it (it "
-        "brings its own), --max-iterations, --compact-at, --trace and --approve do",
+        "brings its own), --max-iterations, --max-repeated-calls, --compact-at, --trace and "
+        "--approve do",
     )
     tools = common.add_argument_group("tools")
     tools.add_argument(

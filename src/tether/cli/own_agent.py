@@ -1,21 +1,22 @@
 """``--agent MODULE:ATTR`` (or ``FILE.py:ATTR``) on ``run``, ``chat`` and ``serve``: the user's own
 ``Agent``, loaded as ``tether worker`` loads one (``loading.load_attribute``).
 
-The options that shape a run (``--max-iterations``, ``--compact-at``, ``--trace``, ``--approve``)
-apply to it; those that make the CLI's own agent (model, system prompt, tools) are refused with
-one line saying why, as are the options of a durable run without ``--durable``: no option is
-ever silently ignored.
+The options that shape a run (``--max-iterations``, ``--max-repeated-calls``, ``--compact-at``,
+``--trace``, ``--approve``) apply to it; those that make the CLI's own agent (model, system
+prompt, tools) are refused with one line saying why, as are the options of a durable run without
+``--durable``: no option is ever silently ignored.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..agent import Agent
 from ..context import Compaction
-from ..loop import Approval
+from ..loop import Approval, Limits
 from .app import trace_middleware
 from .args import UsageError
 from .loading import ToolSpecError, load_attribute
@@ -47,6 +48,7 @@ MAKES_THE_AGENT: Flags = (
 # Each shapes a run in this process: applied to a loaded agent; a durable run's runs in a worker.
 SHAPES_A_RUN: Flags = (
     ("max_iterations_given", "--max-iterations"),
+    ("max_repeated_calls", "--max-repeated-calls"),
     ("compact_at", "--compact-at"),
     ("trace", "--trace"),
 )
@@ -100,6 +102,8 @@ def own_agent(opts: argparse.Namespace, spec: str) -> Agent:
     changes: dict[str, Any] = {}
     if getattr(opts, "max_iterations_given", False):
         changes["max_iterations"] = opts.max_iterations
+    if getattr(opts, "max_repeated_calls", None) is not None:
+        changes["limits"] = with_repeats(agent.limits, opts.max_repeated_calls)
     if getattr(opts, "compact_at", None) is not None:
         changes["context_policy"] = Compaction(max_tokens=opts.compact_at)
     if getattr(opts, "approve", None):
@@ -107,6 +111,11 @@ def own_agent(opts: argparse.Namespace, spec: str) -> Agent:
     if getattr(opts, "trace", None) is not None:
         changes["middleware"] = [*trace_middleware(opts.trace), *agent.middleware]
     return agent.copy(**changes) if changes else agent
+
+
+def with_repeats(own: Limits | None, most: int) -> Limits:
+    """The agent's own limits, with ``--max-repeated-calls``'s in place of its own."""
+    return Limits(repeated_calls=most) if own is None else replace(own, repeated_calls=most)
 
 
 def with_approval(own: Approval | None, tools: Collection[str]) -> Approval:

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..events import StreamEvent
-from ..loop import Middleware, RunHandler, RunRequest, as_generator
+from ..loop import Limits, Middleware, RunHandler, RunRequest, as_generator
 from ..transports.base import CompletionTransport
 from .app import (
     TurnWatch,
@@ -212,6 +212,7 @@ async def run_prompty_turn(
     transport: CompletionTransport,
     middleware: Sequence[Middleware] = (),
     max_iterations: int = 10,
+    limits: Limits | None = None,
 ) -> TurnOutcome:
     """Prompty's ``turn`` on ``run``, every engine event handed to ``renderer``; a failure is
     in the outcome (the spec's error, as ``turn`` raises it), a cancellation goes on."""
@@ -225,6 +226,7 @@ async def run_prompty_turn(
             run.handlers,
             transport=transport,
             max_iterations=max_iterations,
+            limits=limits,
             middleware=[EventTap(watch), *middleware],
         )
     except asyncio.CancelledError:
@@ -263,6 +265,8 @@ def command_run_file(
         line.append("; its calls will be error results")
         err.print(line, soft_wrap=True, highlight=False)
     middleware = trace_middleware(opts.trace)
-    options = {"middleware": middleware, "max_iterations": opts.max_iterations}
+    options: dict[str, Any] = {"middleware": middleware, "max_iterations": opts.max_iterations}
+    if opts.max_repeated_calls is not None:
+        options["limits"] = Limits(repeated_calls=opts.max_repeated_calls)
     turn = _run_once(run, make_renderer(opts, out), *transport, options)
     return exit_code(opts, err, turn, middleware)

@@ -3,7 +3,8 @@ loop makes at the moment each can be passed: tokens and cost after each model re
 calls of a reply before any is dispatched, time while the model streams and tools run.
 
 Past a limit the run ends with ``LimitExceeded`` and a history in which every stored call has a
-result. ``tool_calls_per_turn`` is a cap, not an end: the calls of one reply past it are answered
+result (``repeated_calls`` too, whose count and notices are kept by ``tether.loop.notices``).
+``tool_calls_per_turn`` is a cap, not an end: the calls of one reply past it are answered
 with an error result and never run, and the run goes on.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..errors import LimitExceeded, RunCancelled
@@ -36,6 +37,9 @@ class Limits:
     cache and of a million written to it (uncached input otherwise); ``cost`` (USD) needs a
     price for every model that answers. ``tool_calls_per_turn``
     caps the calls of one model reply; ``seconds`` is wall-clock time for the whole run.
+    ``repeated_calls`` ends the run at its N-th repeated call (the same call with the same
+    arguments and the same result since the user's last message), each earlier repeat told to
+    the model (``tether.loop.notices.Repeats``).
     """
 
     tool_calls: int | None = None
@@ -46,12 +50,19 @@ class Limits:
     prices: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     tool_calls_per_turn: int | None = None
     seconds: float | None = None
+    repeated_calls: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("tool_calls", "input_tokens", "output_tokens", "total_tokens"):
             _count(name, getattr(self, name))
         if self.tool_calls_per_turn is not None and self.tool_calls_per_turn < 1:
             raise ValueError("Limits.tool_calls_per_turn must be >= 1")
+        repeats = self.repeated_calls
+        if repeats is not None and (type(repeats) is not int or repeats < 1):
+            raise ValueError(
+                f"Limits.repeated_calls must be a whole number >= 1 (the repeat that ends the "
+                f"run), or None for no limit; not {repeats!r}"
+            )
         _positive("cost", self.cost)
         _positive("seconds", self.seconds)
         if self.cost is not None and not self.prices:
@@ -265,9 +276,16 @@ NO_LIMITS = Limits()
 
 def budget_for(limits: Limits | None) -> RunBudget | None:
     """The budget of a run with ``limits``, linked to the budget of the run whose call it is
-    part of (if any); None when neither limits it."""
+    part of (if any); None when neither limits it (``repeated_calls`` spends nothing: a run
+    limited by it alone has no budget to keep)."""
     meter = metering()
     parent = meter if isinstance(meter, RunBudget) else None
+    if (
+        limits is not None
+        and limits.repeated_calls is not None
+        and replace(limits, repeated_calls=None) == NO_LIMITS
+    ):
+        limits = None
     if limits is None:
         return None if parent is None else RunBudget(NO_LIMITS, parent)
     return RunBudget(limits, parent)

@@ -26,9 +26,11 @@ __all__ = ["Reopened", "Resume", "reopen"]
 
 class Reopened(Protocol):
     """What opening a run asks of it (the loop's ``Run`` is one): go on as the agent that made a
-    paused reply, and run a resume's approved calls."""
+    paused reply, read what a run that goes on without a new message did so far (``reread``),
+    and run a resume's approved calls."""
 
     def resume_as(self, name: str) -> None: ...
+    def reread(self, history: Sequence[Message]) -> None: ...
     def run_approved(
         self,
         calls: Sequence[ToolUseBlock],
@@ -83,7 +85,10 @@ async def reopen(
     stored and approved calls run, answered ones again with their answers
     (``run.run_approved``, as the agent that made the reply: ``run.resume_as``), then the
     user's message, unless calls still wait (the run pauses)."""
-    opened = transcript.opened(await load_context(transcript.store))
+    history = await load_context(transcript.store)
+    opened = transcript.opened(history)
+    if user_message is None:  # the run goes on from its stored history: what it did counts
+        run.reread(history)
     if opened is None and resume is None:
         if user_message is not None:
             await transcript.append(message_of(user_message))

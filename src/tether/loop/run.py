@@ -3,10 +3,11 @@
 A ``Run`` holds one run's state; ``Run.events`` is the run itself (see there). What a run may
 add is a step with its own state that the loop calls through one or two methods, held only
 when the agent asks for it (None otherwise: one attribute check): compaction (``compact``),
-handoffs (``Handoffs``), a resume's decisions (``Resume``), limits (``RunBudget``), typed output
-(``OutputCheck``); when calls start is the run's ``CallStart``. Every front door configures an
-agent and runs this. The loop reads the history once per run and then only appends
-(``Transcript``), so an iteration costs the same at message 10 and at message 10,000."""
+handoffs (``Handoffs``), a resume's decisions (``Resume``), limits (``RunBudget``, and
+``Repeats`` for repeated calls), typed output (``OutputCheck``); when calls start is the run's
+``CallStart``. Every front door configures an agent and runs this. The loop reads the history
+once per run and then only appends (``Transcript``), so an iteration costs the same at message
+10 and at message 10,000."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from .dispatch import ToolDispatcher, dispatcher_for, finished, started
 from .handoff import Handoffs, resumer
 from .limits import budget_for, linked
 from .middleware import Middleware, RunRequest, call_transport, model_chain
-from .notices import pending_notice, tell
+from .notices import Repeats, pending_notice, tell
 from .offer import Offer
 from .outcome import Outcome
 from .output import DONE, OutputCheck, OutputSpec, TypedModels
@@ -76,6 +77,7 @@ class Run:
         "model_chain",
         "offer",
         "outcome",
+        "repeats",
         "request",
         "resume",
         "start",
@@ -109,6 +111,8 @@ class Run:
         limits = agent.limits  # a time limit gets the run a token linked to the caller's
         self.cancel = cancel if limits is None else linked(limits, cancel)
         self.budget = budget_for(limits)  # linked to a delegating run's, if any
+        most = None if limits is None else limits.repeated_calls
+        self.repeats = None if most is None else Repeats(most)
         self.resume = None if decisions is None else Resume(decisions)
         self.handoffs = Handoffs(agent) if agent.handoffs else None
         policy = agent.context_policy
@@ -190,8 +194,8 @@ class Run:
             await self.open(user_message)
             while self.outcome.answer is None:
                 iteration = next_iteration(self.state, self.agent, self.cancel)
-                while pending_notice(self.handoffs, self.steering):
-                    yield await tell(self.handoffs, self.steering, self.transcript)
+                while pending_notice(self.handoffs, self.steering, self.repeats):
+                    yield await tell(self.handoffs, self.steering, self.transcript, self.repeats)
                 yield IterationStart(iteration)
                 table, specs, sent, told = await self._prepare(iteration)
                 if told is not None:
@@ -343,6 +347,8 @@ class Run:
                 self._become(target)
         if self.budget is not None:
             self.budget.check()
+        if self.repeats is not None:
+            self.repeats.check(calls, results)
         if dispatcher.unknown and self.agent.unknown_tool == "raise":
             names = ", ".join(dispatcher.unknown)
             raise ToolNotFoundError(f"the model called unknown tool(s): {names}")
@@ -376,6 +382,12 @@ class Run:
         self.transcript.limit = agent.max_tool_result_chars
         self.handoffs.offer(agent)
 
+    def reread(self, history: Sequence[Message]) -> None:
+        """A run that goes on from a stored history without a new message: its repeated calls
+        so far (``Limits(repeated_calls=)``), read from ``history``."""
+        if self.repeats is not None:
+            self.repeats.reread(history)
+
     def resume_as(self, name: str) -> None:
         """A resume goes on as the agent that made the paused reply (its tools run the calls)."""
         if name != self.agent.name:
@@ -388,4 +400,8 @@ class Run:
         if self.budget is not None:
             self.budget.check()
         repair = self.outcome.settle(skipped, reason, self.state, self.agent.output_retries)
-        return DONE if repair is None else self.transcript.append(repair)
+        if repair is None:
+            return DONE
+        if self.repeats is not None:  # a message to the model, as the user's: counted afresh
+            self.repeats.forget()
+        return self.transcript.append(repair)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import (
     GuardrailError,
+    LimitExceeded,
     MaxIterationsError,
     ModelStopError,
     RunCancelled,
@@ -160,6 +161,8 @@ def failure_stop(error: BaseException) -> StopReason:
     """The stop reason a run ended by ``error`` reports."""
     if isinstance(error, RunCancelled):
         return StopReason.CANCELLED
+    if isinstance(error, LimitExceeded) and error.limit == "repeated_calls":
+        return StopReason.REPEATED_CALLS
     if isinstance(error, ModelStopError) and error.stop_reason in _KEPT_STOPS:
         return StopReason(error.stop_reason)
     return StopReason.ERROR
