@@ -53,6 +53,11 @@ ADD = ToolSpec(
         "required": ["a", "b"],
     },
 )
+POPULATION = ToolSpec(
+    "city_population",
+    "The population of a town or city, from the latest census.",
+    {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
 BOOK = ToolSpec(
     "book_table",
     "Book a table at a restaurant.",
@@ -119,6 +124,12 @@ CASES = (
         "Give me the temperature in Tokyo, Oslo and Lima, in celsius.",
         (WEATHER, CONVERT),
         ("get_weather",) * 3,
+    ),
+    Case(
+        "a fact only a tool knows",
+        "How many people live in Brackwater Falls?",
+        (WEATHER, POPULATION),
+        ("city_population",),
     ),
     Case("greeting", "Hello! How are you today?", (CONVERT, MULTIPLY), ()),
 )

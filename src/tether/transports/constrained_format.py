@@ -23,12 +23,14 @@ __all__ = ["REPLY_RULES", "RESULTS_HINT", "reply_format", "shown_history", "told
 REPLY_RULES = (
     "# How to reply\n\n"
     "Reply with one JSON object, in one of two forms:\n"
-    '- {"answer": "your reply"}: when you can reply without a function, or when none of the'
-    " functions can do what is asked (then say so in your reply).\n"
-    '- {"calls": [{"name": "function_name", "arguments": {...}}, ...]}: to call functions.'
-    " Put one item in the list for each call you need: when the request asks for the same"
-    " thing for several values (two cities, three numbers), make one call for each value,"
-    " all in this one list.\n"
+    '- {"answer": "your reply"}: when none of the functions can do what is asked (then say so'
+    " in your reply), when the request needs no function (a greeting, a joke, general"
+    " knowledge), or when you have what you need from the results of your calls.\n"
+    '- {"calls": [{"name": "function_name", "arguments": {...}}, ...]}: to call functions,'
+    " when a function listed above can give or do what is asked (never make up what it would"
+    " give). Put one item in the list for each call you need: when the request asks the same"
+    " thing for several values (two cities, three numbers), make one call for each value, all"
+    " in this one list.\n"
     "Call only the functions listed above, with the arguments their parameters describe;"
     " never make a value up when the user did not give it and it has no default."
 )
