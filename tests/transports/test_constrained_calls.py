@@ -377,3 +377,25 @@ async def test_a_request_with_no_tools_on_offer_passes_through() -> None:
         await transport.aclose()
     body = server.requests[0].json()
     assert "response_format" not in body and body["messages"][0]["content"] == "Be brief."
+
+
+async def test_a_typed_run_asks_with_the_transports_own_tool_calls() -> None:
+    """A typed run (``output_type``) is not held to ``{"answer"}``/``{"calls"}``: the tools go
+    out as the request's ``tools`` with the schema in words (held, the local model made its
+    typed answer up instead of calling the tool that knew it)."""
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        sky: str
+
+    answer = ['{"city": "Oslo", "sky": "rain"}']
+    async with MisbehavingServer(sse_stream(_chunks(answer))) as server:
+        agent = _agent(server.url, [])
+        typed = agent.copy(output_type=Weather)
+        assert isinstance(typed.transport, ConstrainedCalls)
+        assert await typed.run("Weather in Oslo?") == Weather(city="Oslo", sky="rain")
+        await agent.transport.aclose()  # type: ignore[attr-defined]
+    body = server.requests[0].json()
+    assert [t["function"]["name"] for t in body["tools"]] == ["get_weather"]
+    assert "response_format" not in body

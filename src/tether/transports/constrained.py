@@ -23,7 +23,7 @@ from .base import ClosableTransport, CompletionTransport, PhaseListener, Reports
 from .constrained_decode import Call, ReplyReader
 from .constrained_format import reply_format, shown_history, told_system
 
-__all__ = ["ConstrainedCalls", "ConstrainsCalls", "with_constrained_calls"]
+__all__ = ["ConstrainedCalls", "ConstrainsCalls", "unconstrained", "with_constrained_calls"]
 
 
 @runtime_checkable
@@ -56,6 +56,11 @@ def with_constrained_calls(
             " Leave constrained_calls unset, or pass False."
         )
     return ConstrainedCalls(transport)
+
+
+def unconstrained(transport: CompletionTransport) -> CompletionTransport:
+    """``transport`` without constrained calls (a typed run's turns ask in their own way)."""
+    return transport.inner if type(transport) is ConstrainedCalls else transport
 
 
 class ConstrainedCalls:
