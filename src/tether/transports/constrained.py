@@ -20,7 +20,7 @@ from ..events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolU
 from ..messages import Message
 from ..types import StopReason, ToolSpec
 from .base import ClosableTransport, CompletionTransport, PhaseListener, ReportsProgress
-from .constrained_decode import Call, ReplyReader
+from .constrained_decode import ListedCall, ReplyReader
 from .constrained_format import reply_format, shown_history, told_system
 
 __all__ = ["ConstrainedCalls", "ConstrainsCalls", "unconstrained", "with_constrained_calls"]
@@ -49,10 +49,13 @@ def with_constrained_calls(
     if not (says if wanted is None else wanted):
         return transport
     if says is False or not callable(getattr(transport, "with_response_format", None)):
+        named = (
+            repr(transport) if " object at 0x" not in repr(transport) else type(transport).__name__
+        )
         raise ValueError(
             f"constrained_calls=True needs a transport that can hold the model's reply to a JSON"
             f" schema (a response format), such as an OpenAI-compatible server's: llama.cpp,"
-            f" vLLM, Ollama, or the local model's chat wire; {transport!r} cannot."
+            f" vLLM, Ollama, or the local model's chat wire; {named} cannot."
             " Leave constrained_calls unset, or pass False."
         )
     return ConstrainedCalls(transport)
@@ -188,7 +191,7 @@ def _ending(reader: ReplyReader, index: int, end: IterationEnd) -> list[StreamEv
     return out
 
 
-def _call_events(index: int, call: Call) -> list[StreamEvent]:
+def _call_events(index: int, call: ListedCall) -> list[StreamEvent]:
     call_id = f"call_{uuid.uuid4().hex[:24]}"
     events: list[StreamEvent] = [ToolUseStart(index, call_id, call.name)]
     if call.arguments:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from ..errors import StreamInterruptedError
 from .fields import excerpt
 
-__all__ = ["Call", "ReplyReader"]
+__all__ = ["ListedCall", "ReplyReader"]
 
 _KEY = re.compile(r'\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*')
 _NAME = re.compile(r'"name"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -30,7 +30,7 @@ Mode = Literal["start", "answer", "after", "calls", "other"]
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class ListedCall:
     """One call of a reply: the tool's name and its arguments as JSON text (complete or not)."""
 
     name: str
@@ -103,7 +103,7 @@ class ReplyReader:
             self._mode = "after"
         return piece
 
-    def finish(self) -> tuple[str, list[Call]]:
+    def finish(self) -> tuple[str, list[ListedCall]]:
         """The reply is complete (or cut short): the answer text not yet given, and the calls."""
         if self._mode == "start":
             self._start()
@@ -115,7 +115,7 @@ class ReplyReader:
             return "", self._calls()
         return self._other()
 
-    def _calls(self) -> list[Call]:
+    def _calls(self) -> list[ListedCall]:
         try:
             value = _LAX.decode(self._buf)
         except ValueError:
@@ -125,13 +125,13 @@ class ReplyReader:
             raise self._bad("its calls are not a list of calls")
         return [self._call(item) for item in listed]
 
-    def _call(self, item: Any) -> Call:
+    def _call(self, item: Any) -> ListedCall:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise self._bad("a call has no function name")
         arguments = item.get("arguments", {})
-        return Call(item["name"], json.dumps(arguments, ensure_ascii=False))
+        return ListedCall(item["name"], json.dumps(arguments, ensure_ascii=False))
 
-    def _salvaged(self) -> list[Call]:
+    def _salvaged(self) -> list[ListedCall]:
         """The calls of a reply cut short: each whole one, then the one cut off (if named)."""
         start = re.compile(r'\s*\{\s*"calls"\s*:\s*\[').match(self._buf)
         if start is None:
@@ -149,12 +149,12 @@ class ReplyReader:
         if name is not None:
             arguments = _ARGUMENTS.search(tail, name.end())
             text = tail[arguments.end() :] if arguments else ""
-            calls.append(Call(_decoded(name.group(1)), text))
+            calls.append(ListedCall(_decoded(name.group(1)), text))
         if not calls:
             raise self._bad("it was cut off before its first call was named")
         return calls
 
-    def _other(self) -> tuple[str, list[Call]]:
+    def _other(self) -> tuple[str, list[ListedCall]]:
         """A reply that did not start as expected: read whole, as an answer or calls."""
         try:
             value = _LAX.decode(self._buf)
