@@ -50,6 +50,12 @@ class LocalTransport:
         """The local model's name (traces name it as the requested model)."""
         return self.local.model
 
+    @property
+    def constrains_calls(self) -> bool:
+        """Constrained tool calls are on by default on the chat wire (``ConstrainsCalls``); the
+        other wires cannot hold a reply to the schema they need."""
+        return self.wire == "chat"
+
     def __repr__(self) -> str:
         return f"LocalTransport({self.wire!r}, {self.local!r})"
 
@@ -116,6 +122,11 @@ class LocalOptions:
     def model(self) -> str:
         """The local model's name."""
         return self.base.model
+
+    @property
+    def constrains_calls(self) -> bool:
+        """As the base's (``LocalTransport.constrains_calls``)."""
+        return self.base.constrains_calls
 
     def __repr__(self) -> str:
         return f"{self.base!r}.with_options({', '.join(sorted(self.changes))})"

@@ -16,6 +16,7 @@ from ..tools.results import ErrorFormatter
 from ..tools.selector import ToolSelector, ToolSource, as_tool_list
 from ..tools.tool import Guard, Tool
 from ..transports.base import CompletionTransport
+from ..transports.constrained import with_constrained_calls
 from ..transports.retry import RetryPolicy
 from .approval import Approval, check_approval
 from .middleware import Middleware, check_middleware
@@ -77,6 +78,11 @@ class AgentConfig:
       ``(name, input) -> bool`` (True: wait). A reply that asks for one is stored, its other calls
       run, and the run ends ``StopReason.PAUSED`` (``run`` raises ``RunPaused``) with those calls
       pending in the stored session until ``Agent.resume`` decides them, in any process.
+    - ``constrained_calls``: hold each reply with tools on offer to an answer or a list of calls
+      whose names and arguments the server checks against the tools' schemas (a JSON-schema
+      response format); ``None`` turns it on where the transport says so (the local model).
+      ``True`` on a transport that cannot is a ``ValueError`` here. ``transport`` is then a
+      ``ConstrainedCalls`` over the one given.
     """
 
     system: str
@@ -106,8 +112,10 @@ class AgentConfig:
     limits: Limits | None = None
     handoffs: Sequence[AgentConfig] = ()
     approval: Approval | None = None
+    constrained_calls: bool | None = None
 
     def __post_init__(self) -> None:
+        self.transport = with_constrained_calls(self.transport, self.constrained_calls)
         self.tools = as_tool_list(self.tools)  # plain functions become tools, as @tool makes them
         if self.max_iterations < 1:
             raise ValueError("max_iterations must be >= 1")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from ..errors import OutputValidationError
 from ..messages import Message
 from ..transports.base import TakesResponseFormat
+from ..transports.constrained import unconstrained
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -120,7 +121,9 @@ class TypedModels:
     offer: the schema in the instructions, no response format), ``answering`` (no tools: the
     response format where the transport takes one, else the instructions) and ``repairing``
     (tools on offer after an invalid answer: the instructions, the response format and no tool
-    calls, where the transport takes them)."""
+    calls, where the transport takes them). Constrained calls hold no typed turn: asked for an
+    answer in a schema of its own, a small model held to ``{"answer"}`` or ``{"calls"}`` made
+    the answer up instead of calling the tool that knew it."""
 
     __slots__ = ("_answering", "_asking", "_repairing", "agent", "spec")
 
@@ -140,8 +143,8 @@ class TypedModels:
             if self._repairing is None:
                 self._repairing = self._repair()
             return self._repairing
-        if self._asking is None:
-            self._asking = self._made(self.agent.transport, self._told())
+        if self._asking is None:  # the schema in words, on the transport's own tool calls
+            self._asking = self._made(unconstrained(self.agent.transport), self._told())
         return self._asking
 
     def _told(self) -> str:
