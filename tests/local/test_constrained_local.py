@@ -1,4 +1,4 @@
-"""Constrained tool calls on the real local model (on by default on ``tether.transport("local")``):
+"""Constrained tool calls on the real local model (``constrained_calls=True``):
 seeded cases at temperature 0 whose every call names an offered tool with arguments valid for
 its schema, and a whole run that makes two calls in one reply. Validity is asserted, not
 wording: a question no tool fits may be answered or not."""
@@ -25,9 +25,9 @@ PICKED = ("a joke", "nested")  # two cities: the whole run below
 
 @pytest.fixture
 async def agent_transport(local_model: LocalModel) -> Any:
-    """The local model's chat wire as an agent gets it by default: constrained."""
+    """The local model's chat wire as an agent gets it when asked: constrained."""
     local = LocalTransport("chat", model=local_model, **OPTIONS)
-    transport = Agent(system="", transport=local).transport
+    transport = Agent(system="", transport=local, constrained_calls=True).transport
     assert isinstance(transport, ConstrainedCalls)
     yield transport
     await (await local.ready()).aclose()  # type: ignore[attr-defined]  # the model is the fixture's
@@ -72,6 +72,7 @@ async def test_a_run_makes_a_call_for_each_city_and_answers(local_model: LocalMo
         transport=local,
         tools=[get_weather],
         max_iterations=3,
+        constrained_calls=True,
     )
     try:
         answer = await agent.run("What is the weather in Paris and in Berlin?")

@@ -234,9 +234,10 @@ def test_a_reply_that_starts_otherwise_is_still_read_whole() -> None:
 # -- the agent's switch -------------------------------------------------------------------------
 
 
-def test_the_local_model_constrains_calls_by_default_and_others_only_when_asked() -> None:
+def test_constrained_calls_are_on_when_asked_and_off_by_default() -> None:
     local = LocalTransport("chat")  # nothing starts until the first request
-    on = Agent(system="", transport=local)
+    assert Agent(system="", transport=local).transport is local
+    on = Agent(system="", transport=local, constrained_calls=True)
     assert isinstance(on.transport, ConstrainedCalls) and on.transport.inner is local
     assert Agent(system="", transport=local, constrained_calls=False).transport is local
     assert on.copy().transport is on.transport
