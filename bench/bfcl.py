@@ -73,7 +73,9 @@ TEMPERATURE = 0.001  # BFCL's default for generation, for every column
 MAX_TOKENS = 1024
 SAMPLE = 25  # per non-live category: the issue's fixed sample of 125
 MULTI_TURN_SAMPLE = 5  # multi-turn items are slow on a CPU (see docs/benchmarks.md)
-QUICK = 3
+QUICK = 1  # --quick: items per category (one item of each costs about 10 minutes on 2 cores)
+QUICK_TURNS = 1  # and a multi-turn item's first turn only,
+QUICK_STEPS = 5  # quit after 5 replies with calls (BFCL's limit is 20)
 N_CTX = 16384  # a multi-turn entry's function docs alone are about 8,000 tokens
 
 
@@ -88,7 +90,7 @@ class Cell:
     items: list[dict[str, Any]] = field(default_factory=list)
 
 
-# -- the sample -------------------------------------------------------------------------------------
+# -- the sample ------------------------------------------------------------------------------------
 
 
 def sample(category: str, n: int, seed: int) -> list[dict[str, Any]]:
@@ -100,18 +102,32 @@ def sample(category: str, n: int, seed: int) -> list[dict[str, Any]]:
     return [entries[i] for i in picks]
 
 
-def checker_inputs(category: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The prompt entries (as BFCL's evaluation step loads them) and ground truths, by id."""
+def first_turns(entry: dict[str, Any], turns: int | None) -> dict[str, Any]:
+    """A multi-turn entry cut to its first ``turns`` turns (``None``: all of them)."""
+    if turns is None or not cols.is_multi_turn(entry):
+        return entry
+    return {**entry, "question": entry["question"][:turns]}
+
+
+def checker_inputs(
+    category: str, turns: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The prompt entries (as BFCL's evaluation step loads them) and ground truths, by id; a
+    multi-turn ground truth cut to ``turns`` turns, as its entries are."""
     prompts = load_dataset_entry(
         category, include_prereq=False, include_language_specific_hint=False
     )
     truths = {} if category == "irrelevance" else load_ground_truth_entry(category)
     by_id = {p["id"]: p for p in prompts}
     truth_by_id = {t["id"]: t for t in truths} if truths else {}
+    if turns is not None and category == MULTI_TURN:
+        truth_by_id = {
+            k: {**t, "ground_truth": t["ground_truth"][:turns]} for k, t in truth_by_id.items()
+        }
     return by_id, truth_by_id
 
 
-# -- scoring: BFCL's checkers, as its evaluation runner calls them per entry --------------------------
+# -- scoring: BFCL's checkers, as its evaluation runner calls them per entry -----------------------
 
 
 def score(
@@ -147,7 +163,7 @@ def score(
     )
 
 
-# -- the model and the parts each column uses --------------------------------------------------------
+# -- the model and the parts each column uses ------------------------------------------------------
 
 
 class CappedHandler(OpenAICompletionsHandler):  # type: ignore[misc]
@@ -281,11 +297,8 @@ def columns_to_run() -> tuple[list[str], dict[str, str]]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    n = QUICK if args.quick else args.items
-    per_category = {c: n for c in AST_CATEGORIES}
-    per_category[MULTI_TURN] = QUICK if args.quick else args.multi_turn
-    if args.multi_turn_items is not None:
-        per_category[MULTI_TURN] = args.multi_turn_items
+    per_category = dict.fromkeys(AST_CATEGORIES, args.items)
+    per_category[MULTI_TURN] = args.multi_turn
     chosen = [c for c in CATEGORIES if c in args.categories]
     columns, skipped = columns_to_run()
     cells = {col: {cat: Cell() for cat in chosen} for col in columns}
@@ -294,9 +307,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with args.local as local, openai_env(local):
         parts = Parts(local, register(local.model))
         for category in chosen:
-            entries = sample(category, per_category[category], args.seed)
+            picked = sample(category, per_category[category], args.seed)
+            entries = [first_turns(e, args.turns) for e in picked]
             ids[category] = [e["id"] for e in entries]
-            checks = checker_inputs(category)
+            checks = checker_inputs(category, args.turns)
             for entry in entries:  # the columns in turn on each item: the prompt cache helps
                 for column in columns:
                     run_item(column, category, entry, parts, checks, cells[column][category])
@@ -309,6 +323,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
         "seed": args.seed,
         "temperature": TEMPERATURE,
+        "max_tokens": MAX_TOKENS,
+        "multi_turn_turns": args.turns or "all",
+        "multi_turn_steps": cols.Steps.per_turn - 1,
         "items": ids,
         "columns": {c: COLUMNS[c] for c in columns},
         "skipped_columns": skipped,
@@ -357,7 +374,7 @@ def table(report: dict[str, Any]) -> str:
     head += "".join(f"{'n/a: ' + COLUMNS[c]:>{width}}" for c in report["skipped_columns"])
     lines = [head]
     for category in [*categories, "overall"]:
-        cells = [_overall(results[c]) if category == "overall" else results[c][category] for c in columns]
+        cells = [_pick(results[c], category) for c in columns]
         row = f"{category:20}" + "".join(f"{_cell_text(cell):>{width}}" for cell in cells)
         row += "".join(f"{'n/a':>{width}}" for _ in report["skipped_columns"])
         lines.append(row)
@@ -367,13 +384,16 @@ def table(report: dict[str, Any]) -> str:
         for column in [c for c in columns if c != "raw"]:
             diffs = []
             for category in [*categories, "overall"]:
-                mine = _overall(results[column]) if category == "overall" else results[column][category]
-                raw = _overall(results["raw"]) if category == "overall" else results["raw"][category]
+                mine, raw = _pick(results[column], category), _pick(results["raw"], category)
                 diffs.append(f"{category} {_diff(mine, raw)}")
             lines.append(f"  {report['columns'][column]}: " + ", ".join(diffs))
     for skipped, why in report["skipped_columns"].items():
         lines.append(f"{COLUMNS[skipped]}: {why}")
     return "\n".join(lines)
+
+
+def _pick(by_category: dict[str, Any], category: str) -> dict[str, Any]:
+    return _overall(by_category) if category == "overall" else by_category[category]
 
 
 def _overall(by_category: dict[str, Any]) -> dict[str, Any]:
@@ -408,13 +428,23 @@ def errored(report: dict[str, Any]) -> list[str]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help=f"{QUICK} items per category (CI)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="CI's smoke run: 1 item per category, a multi-turn item's first turn, 5 steps",
+    )
     parser.add_argument("--items", type=int, default=SAMPLE, help="items per non-live category")
     parser.add_argument(
         "--multi-turn", type=int, default=MULTI_TURN_SAMPLE, help="multi_turn_base items"
     )
     parser.add_argument(
-        "--multi-turn-items", type=int, default=None, help="multi_turn_base items, over --quick"
+        "--turns", type=int, default=None, help="only the first N turns of a multi-turn item"
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help="replies with calls per turn before a multi-turn item is quit (BFCL's: 20)",
     )
     parser.add_argument("--categories", nargs="+", default=list(CATEGORIES), choices=CATEGORIES)
     parser.add_argument("--seed", type=int, default=42, help="the sample's seed")
@@ -422,18 +452,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=None, help="write the full results here")
     parser.add_argument("--verbose", action="store_true", help="one line per item on stderr")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.items, args.multi_turn = QUICK, QUICK
+        args.turns = args.turns or QUICK_TURNS
+        args.max_steps = args.max_steps or QUICK_STEPS
     if args.items < 1 or args.multi_turn < 0:
         parser.error("--items must be >= 1 and --multi-turn >= 0")
+    if (args.turns is not None and args.turns < 1) or (
+        args.max_steps is not None and args.max_steps < 1
+    ):
+        parser.error("--turns and --max-steps must be >= 1")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.local = local_model(args.model)
+    cols.VERBOSE = args.verbose
+    if args.max_steps is not None:
+        cols.limit_steps(args.max_steps)
     warnings.simplefilter("ignore")  # BFCL's docs leave some parameters untyped: tools warn
     report = run(args)
-    print(f"BFCL v4 on {report['model_alias']} ({args.model}), seed {args.seed}, "
-          f"{report['seconds']:.0f} s")
+    print(
+        f"BFCL v4 on {report['model_alias']} ({args.model}), seed {args.seed}, "
+        f"{report['seconds']:.0f} s"
+    )
     for category, ids in report["items"].items():
         print(f"  {category}: {', '.join(ids)}")
     print(table(report))

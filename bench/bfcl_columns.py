@@ -17,6 +17,8 @@ import dataclasses
 import io
 import itertools
 import json
+import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +26,7 @@ from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
 from bfcl_eval.constants.enums import ModelStyle
 from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
 from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_utils import execute_multi_turn_func_call
+from bfcl_eval.model_handler import base_handler
 from bfcl_eval.model_handler.base_handler import BaseHandler
 from bfcl_eval.model_handler.utils import convert_to_function_call, convert_to_tool
 
@@ -47,9 +50,28 @@ Result = Any  # BFCL's model result: list of {name: args_json}, or text; per tur
 SINGLE_TURN_SKILL_STEPS = 6  # SkillAgent makes one call per reply: 4 calls, an answer, a spare
 SKILL_MAX_TOKENS = 512  # a SkillAgent reply restates results, thinks, then acts
 RECORDED = "recorded"  # what a single-turn tool tells the model: nothing it could use
-MULTI_TURN_STEPS = MAXIMUM_STEP_LIMIT + 1  # BFCL's handler quits a turn after this many replies
+
+
+class Steps:
+    """Replies a multi-turn turn may take: BFCL's handler quits an entry after 20 with calls."""
+
+    per_turn = MAXIMUM_STEP_LIMIT + 1
+
+
+def limit_steps(steps: int) -> None:
+    """Quit a multi-turn entry after ``steps`` replies with calls in a turn, in every column
+    (BFCL's handler reads its limit from its module): a smoke test's bound, not BFCL's 20."""
+    Steps.per_turn = steps + 1
+    base_handler.MAXIMUM_STEP_LIMIT = steps
+
 
 _names = itertools.count()
+VERBOSE = False  # bench/bfcl.py --verbose: multi-turn progress on stderr
+
+
+def say(text: str) -> None:
+    if VERBOSE:
+        print(f"    {time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
 
 
 def unique_name(column: str) -> str:
@@ -69,21 +91,22 @@ def is_multi_turn(entry: dict[str, Any]) -> bool:
     return str(entry["id"]).startswith("multi_turn")
 
 
-# -- the raw model: BFCL's own handler ------------------------------------------------------------
+# -- the raw model: BFCL's own handler -------------------------------------------------------------
 
 
 def raw_result(handler: BaseHandler, entry: dict[str, Any]) -> Result:
     """BFCL's ``inference`` on the entry, as its generation step runs it (its step log, printed
     for multi-turn entries, is swallowed)."""
     handler.model_name_underline_replaced = unique_name("raw")
-    with contextlib.redirect_stdout(io.StringIO()):
+    log = sys.stderr if VERBOSE and is_multi_turn(entry) else io.StringIO()
+    with contextlib.redirect_stdout(log):
         result, _metadata = handler.inference(
             copy.deepcopy(entry), include_input_log=False, exclude_state_log=True
         )
     return result
 
 
-# -- tether's Agent -------------------------------------------------------------------------------
+# -- tether's Agent --------------------------------------------------------------------------------
 
 
 def _tether_tools(tools: list[dict[str, Any]], handler: Callable[..., str]) -> list[Tool]:
@@ -158,7 +181,7 @@ async def agent_multi(entry: dict[str, Any], transport: Any, constrained: bool) 
         system="",
         transport=transport,
         tools=_tether_tools(openai_tools(entry), executor.call),
-        max_iterations=MULTI_TURN_STEPS,
+        max_iterations=Steps.per_turn,
         execution="sequential",
         **_options(constrained),
     )
@@ -167,6 +190,7 @@ async def agent_multi(entry: dict[str, Any], transport: Any, constrained: bool) 
     for messages in entry["question"]:
         steps, stopped = await _run(agent, store, _user_text(messages))
         turns.append(steps)
+        say(f"agent turn {len(turns)}: {len(steps)} replies")
         if stopped:
             break
     return turns
@@ -203,7 +227,7 @@ class _Executor:
         return list(results)
 
 
-# -- SkillAgent ----------------------------------------------------------------------------------
+# -- SkillAgent ------------------------------------------------------------------------------------
 
 
 class _SchemaSkill(Skill):
@@ -225,16 +249,19 @@ class _SchemaSkill(Skill):
 
 def _registry(entry: dict[str, Any], handler: Callable[..., str]) -> Registry:
     skills = [
-        _SchemaSkill(w["function"]["name"], w["function"].get("description", ""), w["function"]["parameters"], handler)
+        _SchemaSkill(
+            w["function"]["name"],
+            w["function"].get("description", ""),
+            w["function"]["parameters"],
+            handler,
+        )
         for w in openai_tools(entry)
     ]
     return Registry(skills)
 
 
 def _calls(stream: Any) -> list[dict[str, str]]:
-    return [
-        {e.skill_name: json.dumps(e.args)} for e in stream if isinstance(e, CallSkillAction)
-    ]
+    return [{e.skill_name: json.dumps(e.args)} for e in stream if isinstance(e, CallSkillAction)]
 
 
 def _answer(stream: Any) -> str:
@@ -262,11 +289,12 @@ def skill_multi(entry: dict[str, Any], handle: Any) -> Result:
     earlier: list[str] = []
     for messages in entry["question"]:
         request = _user_text(messages)
-        state = agent.run(_with_earlier(request, earlier), max_iterations=MULTI_TURN_STEPS)
+        state = agent.run(_with_earlier(request, earlier), max_iterations=Steps.per_turn)
         steps: list[Result] = [[call] for call in _calls(state.stream)]
         if answer := _answer(state.stream):
             steps.append(answer)
         turns.append(steps)
+        say(f"skill_agent turn {len(turns)}: {len(state.stream)} events")
         earlier.append(request)
         if any(isinstance(e, MaxIterationsObservation) for e in state.stream):
             break

@@ -49,10 +49,7 @@ def test_one_item_per_category_is_scored_in_every_column(tmp_path: Path) -> None
         [
             _bench_python(),
             str(ROOT / "bench" / "bfcl.py"),
-            "--items",
-            "1",
-            "--multi-turn",
-            "1",
+            "--quick",  # 1 item per category; a multi-turn item's first turn
             "--json",
             str(out),
         ],
@@ -65,6 +62,7 @@ def test_one_item_per_category_is_scored_in_every_column(tmp_path: Path) -> None
     report = json.loads(out.read_text())
     assert list(report["items"]) == CATEGORIES
     assert all(len(ids) == 1 for ids in report["items"].values())
+    assert report["multi_turn_turns"] == 1
     assert {"raw", "agent", "skill_agent"} <= set(report["columns"])
     for column, by_category in report["results"].items():
         assert list(by_category) == CATEGORIES, column
