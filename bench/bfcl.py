@@ -4,7 +4,7 @@ baseline) and through tether (``Agent`` with native tool calls, ``Agent`` with c
 where this tether has them, ``SkillAgent``).
 
     py=$(bash scripts/bench-env.sh | tail -n 1)   # its own environment: bfcl-eval, tether[local]
-    "$py" bench/bfcl.py --quick                    # 3 items per category (CI)
+    "$py" bench/bfcl.py --quick                    # 1 item per category, bounded (CI)
     "$py" bench/bfcl.py --json results.json        # the fixed sample: 25 per non-live category
     "$py" bench/bfcl.py --model 0.5b               # Qwen2.5-Coder-0.5B, where tether.local has it
     "$py" bench/bfcl.py --model path/to/any.gguf   # a GGUF file of your own
