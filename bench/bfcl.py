@@ -371,12 +371,12 @@ def table(report: dict[str, Any]) -> str:
     categories = list(report["items"])
     width = 20
     head = f"{'category':20}" + "".join(f"{report['columns'][c]:>{width}}" for c in columns)
-    head += "".join(f"{'n/a: ' + COLUMNS[c]:>{width}}" for c in report["skipped_columns"])
+    head += "".join(f"  n/a: {COLUMNS[c]}" for c in report["skipped_columns"])
     lines = [head]
     for category in [*categories, "overall"]:
         cells = [_pick(results[c], category) for c in columns]
         row = f"{category:20}" + "".join(f"{_cell_text(cell):>{width}}" for cell in cells)
-        row += "".join(f"{'n/a':>{width}}" for _ in report["skipped_columns"])
+        row += "".join(f"  {'n/a':>{len(COLUMNS[c]) + 5}}" for c in report["skipped_columns"])
         lines.append(row)
     if "raw" in columns:
         lines.append("")
