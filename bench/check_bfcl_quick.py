@@ -1,0 +1,84 @@
+"""bench/bfcl.py end to end on the real local model: one item of every BFCL category through every
+column, scored by BFCL's own checkers. Run it with ``pytest bench/check_bfcl_quick.py``: it is not
+in the README's test command yet (its quick run took 37 minutes on this busy 2-core machine).
+
+``bfcl-eval`` lives in the bench environment, not in tether's (its dependencies are heavy), so
+the harness runs there, as a child process: ``scripts/bench-env.sh`` makes that environment (at
+once when it is up to date). The test asserts that each category produced a score in each column
+and that none errored, never what the scores are.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CATEGORIES = [
+    "simple_python",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "irrelevance",
+    "multi_turn_base",
+]
+
+pytestmark = [pytest.mark.local_model, pytest.mark.timeout(1800)]
+
+
+def _bench_python() -> str:
+    """The bench environment's python, made or checked by scripts/bench-env.sh."""
+    if not sys.platform.startswith("linux"):
+        pytest.fail("the bench environment's script is for Linux (the local model's platform)")
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "bench-env.sh")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, f"scripts/bench-env.sh failed:\n{done.stderr[-4000:]}"
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_one_item_per_category_is_scored_in_every_column(tmp_path: Path) -> None:
+    out = tmp_path / "bfcl.json"
+    done = subprocess.run(
+        [
+            _bench_python(),
+            str(ROOT / "bench" / "bfcl.py"),
+            "--quick",  # 1 item per category; a multi-turn item's first turn
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, f"bench/bfcl.py failed:\n{done.stdout}\n{done.stderr[-4000:]}"
+    report = json.loads(out.read_text())
+    assert list(report["items"]) == CATEGORIES
+    assert all(len(ids) == 1 for ids in report["items"].values())
+    assert report["multi_turn_turns"] == 1
+    assert {"raw", "agent", "skill_agent"} <= set(report["columns"])
+    for column, by_category in report["results"].items():
+        assert list(by_category) == CATEGORIES, column
+        for category, cell in by_category.items():
+            where = f"{column} / {category}"
+            assert cell["errors"] == [], where
+            assert cell["total"] == 1, where
+            assert 0 <= cell["correct"] <= 1, where
+            [item] = cell["items"]
+            assert item["id"] == report["items"][category][0], where
+            assert isinstance(item["valid"], bool), where
+    # a column this tether cannot compute is named with its reason, never left out silently
+    computed_or_skipped = set(report["columns"]) | set(report["skipped_columns"])
+    assert computed_or_skipped == {"raw", "agent", "agent_constrained", "skill_agent"}
+    # the printed table has a row per category, and the differences to the raw model
+    for category in CATEGORIES:
+        assert category in done.stdout
+    assert "difference to the raw model" in done.stdout
