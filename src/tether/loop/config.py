@@ -16,7 +16,6 @@ from ..tools.results import ErrorFormatter
 from ..tools.selector import ToolSelector, ToolSource, as_tool_list
 from ..tools.tool import Guard, Tool
 from ..transports.base import CompletionTransport
-from ..transports.constrained import with_constrained_calls
 from ..transports.retry import RetryPolicy
 from .approval import Approval, check_approval
 from .middleware import Middleware, check_middleware
@@ -115,7 +114,11 @@ class AgentConfig:
     constrained_calls: bool | None = None
 
     def __post_init__(self) -> None:
-        self.transport = with_constrained_calls(self.transport, self.constrained_calls)
+        wanted = self.constrained_calls
+        if wanted is not None or getattr(self.transport, "constrains_calls", None) is True:
+            from ..transports.constrained import with_constrained_calls  # noqa: PLC0415 - when used
+
+            self.transport = with_constrained_calls(self.transport, wanted)
         self.tools = as_tool_list(self.tools)  # plain functions become tools, as @tool makes them
         if self.max_iterations < 1:
             raise ValueError("max_iterations must be >= 1")

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from ..errors import OutputValidationError
 from ..messages import Message
 from ..transports.base import TakesResponseFormat
-from ..transports.constrained import unconstrained
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -144,6 +143,8 @@ class TypedModels:
                 self._repairing = self._repair()
             return self._repairing
         if self._asking is None:  # the schema in words, on the transport's own tool calls
+            from ..transports.constrained import unconstrained  # noqa: PLC0415 - typed runs only
+
             self._asking = self._made(unconstrained(self.agent.transport), self._told())
         return self._asking
 
