@@ -99,7 +99,7 @@ class _AgentRunner(_Runner):
         limits = getattr(agent, "limits", None)
         self.prices = prices if prices is not None else getattr(limits, "prices", None)
         self.typed = getattr(agent, "output_type", None) is not None
-        self.model = getattr(getattr(agent, "transport", None), "model", None)
+        self.model = getattr(self.transport, "model", None)
 
     async def __call__(self, inputs: Any) -> tuple[Any, str | None, Trajectory]:
         events: list[StreamEvent] = []
