@@ -63,8 +63,12 @@ COLUMNS = {
     "raw": "raw model",
     "agent": "Agent",
     "agent_constrained": "Agent constrained",
+    "agent_repeats": "Agent, repeats",
     "skill_agent": "SkillAgent",
 }
+# Multi-turn only: the Agent with ``Limits(repeated_calls=...)`` (single-turn items make one reply)
+MULTI_TURN_ONLY = ("agent_repeats",)
+BENCHMARK = "BFCL v4 (bfcl-eval 2026.3.23)"
 REGISTRY_NAME = "tether-local-FC"  # the model as BFCL's registry and checkers know it
 TEMPERATURE = 0.001  # BFCL's default for generation, for every column
 # The most tokens one reply may have, for the raw model and the Agent alike. BFCL's OpenAI
@@ -167,10 +171,14 @@ def score(
 
 
 class CappedHandler(OpenAICompletionsHandler):  # type: ignore[misc]
-    """BFCL's OpenAI-compatible handler, unchanged but for ``max_tokens`` on every request."""
+    """BFCL's OpenAI-compatible handler, unchanged but for ``max_tokens`` on every request and,
+    while ``cold`` (a single-turn item), the server's prompt cache off (``cols.COLD``)."""
+
+    cold = False
 
     def generate_with_backoff(self, **kwargs: Any) -> Any:
-        return super().generate_with_backoff(**kwargs, max_tokens=MAX_TOKENS)
+        extra = {"extra_body": cols.COLD} if self.cold else {}
+        return super().generate_with_backoff(**kwargs, max_tokens=MAX_TOKENS, **extra)
 
 
 def register(alias: str) -> OpenAICompletionsHandler:
@@ -205,8 +213,10 @@ class Parts:
     local: LocalModel
     handler: OpenAICompletionsHandler
 
-    def transport(self) -> Any:
-        return self.local.chat_transport(temperature=TEMPERATURE, max_tokens=MAX_TOKENS)
+    def transport(self, cold: bool) -> Any:
+        """The chat transport; ``cold``: with the server's prompt cache off (``cols.COLD``)."""
+        extra = {"extra_body": cols.COLD} if cold else {}
+        return self.local.chat_transport(temperature=TEMPERATURE, max_tokens=MAX_TOKENS, **extra)
 
     @property
     def handle(self) -> Any:
@@ -252,13 +262,103 @@ def openai_env(local: LocalModel) -> Iterator[None]:
                 os.environ[key] = value
 
 
+# -- the sample's journal: a long run goes on where it stopped -------------------------------------
+
+
+@dataclass
+class Journal:
+    """``--out FILE``: every scored item appended as one JSON line as soon as it is scored, after a
+    first line of the settings it was run with; a run given the same file skips what is in it.
+    A line cut short by a kill is ignored (that item runs again); a file of other settings is
+    refused, never mixed in."""
+
+    path: Path | None
+    done: dict[tuple[str, str, str], dict[str, Any]]
+
+    @classmethod
+    def none(cls) -> Journal:
+        return cls(None, {})
+
+    @classmethod
+    def open(cls, path: Path, wanted: dict[str, Any]) -> Journal:
+        if not path.exists() or not path.read_text().strip():
+            path.write_text(json.dumps({"settings": wanted}) + "\n")
+            return cls(path, {})
+        lines = path.read_text().splitlines()
+        head = _json_line(lines[0])
+        if head is None or head.get("settings") != wanted:
+            sys.exit(
+                f"bench/bfcl.py: {path} holds a run with other settings"
+                f" ({head and head.get('settings')}); these are {wanted}: use another --out file"
+            )
+        done = {}
+        for line in lines[1:]:
+            row = _json_line(line)
+            if row is not None and {"column", "category", "item"} <= row.keys():
+                done[(row["column"], row["category"], row["item"]["id"])] = row["item"]
+        if not path.read_text().endswith("\n"):  # a last line cut short: end it
+            with path.open("a") as out:
+                out.write("\n")
+        return cls(path, done)
+
+    def add(self, column: str, category: str, item: dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        row = json.dumps({"column": column, "category": category, "item": item}, default=str)
+        with self.path.open("a") as out:
+            out.write(row + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+
+def _json_line(line: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What decides a run's items and answers: a journal is resumed only under the same."""
+    return {
+        "benchmark": BENCHMARK,
+        "model": args.model,
+        "seed": args.seed,
+        "quick": args.quick,
+        "items": args.items,
+        "multi_turn": args.multi_turn,
+        "turns": args.turns,
+        "steps": cols.Steps.per_turn - 1,
+        "temperature": TEMPERATURE,
+        "max_tokens": MAX_TOKENS,
+        "n_ctx": N_CTX,
+    }
+
+
+def pick(category: str, n: int, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The items of ``category``: the seeded sample, or for ``--quick`` the ``n`` cheapest (the
+    shortest function docs and question: a smoke run's cost, not a measure)."""
+    if not args.quick:
+        return sample(category, n, args.seed)
+    entries = load_dataset_entry(category, include_prereq=False)
+    return sorted(entries, key=lambda e: len(json.dumps([e["function"], e["question"]])))[:n]
+
+
+def columns_for(columns: list[str], category: str) -> list[str]:
+    """The columns run on ``category``: ``agent_repeats`` only differs on multi-turn items."""
+    return [c for c in columns if c not in MULTI_TURN_ONLY or category == MULTI_TURN]
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 
 def run_item(
     column: str, category: str, entry: dict[str, Any], parts: Parts, checks: Any, cell: Cell
-) -> None:
-    """One column on one entry, scored into ``cell``; an exception is recorded, not raised."""
+) -> dict[str, Any] | None:
+    """One column on one entry, scored into ``cell`` and returned; an exception is recorded in
+    ``cell``, not raised (and ``None`` returned: an errored item is not journaled, so a resumed
+    run tries it again)."""
     started = time.perf_counter()
     try:
         result = cols.run_column(column, entry, parts)
@@ -267,20 +367,26 @@ def run_item(
         cell.errors.append(f"{entry['id']}: {type(exc).__name__}: {exc}")
         seconds = round(time.perf_counter() - started, 2)
         cell.items.append({"id": entry["id"], "error": traceback.format_exc(), "seconds": seconds})
-        return
-    finally:
-        cell.seconds += time.perf_counter() - started
+        cell.seconds += seconds
+        return None
+    item = {
+        "id": entry["id"],
+        "valid": bool(verdict.get("valid")),
+        "error_type": verdict.get("error_type") or _nested_type(verdict),
+        "result": cols.jsonable(result),
+        "repeats": cols.repeats(result),
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+    add_item(cell, item)
+    return item
+
+
+def add_item(cell: Cell, item: dict[str, Any]) -> None:
+    """A scored item (run now or read back from the journal) counted in ``cell``."""
     cell.total += 1
-    cell.correct += bool(verdict.get("valid"))
-    cell.items.append(
-        {
-            "id": entry["id"],
-            "valid": bool(verdict.get("valid")),
-            "error_type": verdict.get("error_type") or _nested_type(verdict),
-            "result": cols.jsonable(result),
-            "seconds": round(time.perf_counter() - started, 2),
-        }
-    )
+    cell.correct += bool(item["valid"])
+    cell.seconds += float(item["seconds"])
+    cell.items.append(item)
 
 
 def _nested_type(verdict: dict[str, Any]) -> str | None:
@@ -304,19 +410,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     cells = {col: {cat: Cell() for cat in chosen} for col in columns}
     ids: dict[str, list[str]] = {}
     started = time.perf_counter()
+    journal = Journal.open(args.out, settings(args)) if args.out else Journal.none()
     with args.local as local, openai_env(local):
         parts = Parts(local, register(local.model))
         for category in chosen:
-            picked = sample(category, per_category[category], args.seed)
+            picked = pick(category, per_category[category], args)
             entries = [first_turns(e, args.turns) for e in picked]
             ids[category] = [e["id"] for e in entries]
             checks = checker_inputs(category, args.turns)
             for entry in entries:  # the columns in turn on each item: the prompt cache helps
-                for column in columns:
-                    run_item(column, category, entry, parts, checks, cells[column][category])
+                for column in columns_for(columns, category):
+                    cell = cells[column][category]
+                    if (done := journal.done.get((column, category, entry["id"]))) is not None:
+                        add_item(cell, done)
+                    elif item := run_item(column, category, entry, parts, checks, cell):
+                        journal.add(column, category, item)
                 _progress(args, category, entry["id"], cells, columns)
     return {
-        "benchmark": "BFCL v4 (bfcl-eval 2026.3.23)",
+        "benchmark": BENCHMARK,
         "model": args.model,
         "model_alias": local.model,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -343,7 +454,7 @@ def _progress(
     if not args.verbose:
         return
     marks = []
-    for column in columns:
+    for column in columns_for(columns, category):
         last = cells[column][category].items[-1]
         verdict = "ERR" if "error" in last else ("ok" if last["valid"] else "no")
         marks.append(f"{column}={verdict} {last.get('seconds', 0):.0f}s")
@@ -374,7 +485,7 @@ def table(report: dict[str, Any]) -> str:
     head += "".join(f"  n/a: {COLUMNS[c]}" for c in report["skipped_columns"])
     lines = [head]
     for category in [*categories, "overall"]:
-        cells = [_pick(results[c], category) for c in columns]
+        cells = [_pick(results[c], category, c) for c in columns]
         row = f"{category:20}" + "".join(f"{_cell_text(cell):>{width}}" for cell in cells)
         row += "".join(f"  {'n/a':>{len(COLUMNS[c]) + 5}}" for c in report["skipped_columns"])
         lines.append(row)
@@ -384,16 +495,29 @@ def table(report: dict[str, Any]) -> str:
         for column in [c for c in columns if c != "raw"]:
             diffs = []
             for category in [*categories, "overall"]:
-                mine, raw = _pick(results[column], category), _pick(results["raw"], category)
+                mine = _pick(results[column], category, column)
+                raw = _pick(results["raw"], category, "raw")
                 diffs.append(f"{category} {_diff(mine, raw)}")
             lines.append(f"  {report['columns'][column]}: " + ", ".join(diffs))
+    if MULTI_TURN in categories:
+        items = {c: results[c][MULTI_TURN]["items"] for c in columns}
+        counts = [
+            f"{report['columns'][c]} {sum(i.get('repeats', 0) for i in items[c])}" for c in columns
+        ]
+        lines.append(f"repeated calls on {MULTI_TURN} (same call, same arguments, same turn): ")
+        lines[-1] += ", ".join(counts)
     for skipped, why in report["skipped_columns"].items():
         lines.append(f"{COLUMNS[skipped]}: {why}")
     return "\n".join(lines)
 
 
-def _pick(by_category: dict[str, Any], category: str) -> dict[str, Any]:
-    return _overall(by_category) if category == "overall" else by_category[category]
+def _pick(by_category: dict[str, Any], category: str, column: str) -> dict[str, Any]:
+    """A column's cell on a category, or its overall (none for a multi-turn-only column)."""
+    if category != "overall":
+        return by_category[category]
+    if column in MULTI_TURN_ONLY:
+        return {"correct": 0, "total": 0, "errors": []}
+    return _overall(by_category)
 
 
 def _overall(by_category: dict[str, Any]) -> dict[str, Any]:
@@ -418,12 +542,15 @@ def _diff(mine: dict[str, Any], raw: dict[str, Any]) -> str:
 
 
 def errored(report: dict[str, Any]) -> list[str]:
-    return [
-        f"{report['columns'][col]} / {cat}: {err}"
-        for col, by_cat in report["results"].items()
-        for cat, cell in by_cat.items()
-        for err in cell["errors"]
-    ]
+    """Every exception, and every cell of a column on a category it runs on left unscored."""
+    failures = []
+    for col, by_cat in report["results"].items():
+        for cat, cell in by_cat.items():
+            failures += [f"{report['columns'][col]} / {cat}: {err}" for err in cell["errors"]]
+            wanted = report["items"][cat] and col in columns_for([col], cat)
+            if wanted and not cell["total"] and not cell["errors"]:
+                failures.append(f"{report['columns'][col]} / {cat}: no item scored")
+    return failures
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -450,6 +577,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=42, help="the sample's seed")
     parser.add_argument("--model", default="1.5b", help="1.5b (default), 0.5b, or a GGUF path")
     parser.add_argument("--json", type=Path, default=None, help="write the full results here")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="journal each scored item here (JSON lines); run again to go on where it stopped",
+    )
     parser.add_argument("--verbose", action="store_true", help="one line per item on stderr")
     args = parser.parse_args(argv)
     if args.quick:

@@ -30,9 +30,9 @@ from bfcl_eval.model_handler import base_handler
 from bfcl_eval.model_handler.base_handler import BaseHandler
 from bfcl_eval.model_handler.utils import convert_to_function_call, convert_to_tool
 
-from tether import Agent, Tool
+from tether import Agent, Limits, Tool
 from tether.context import MemoryContextStore
-from tether.errors import MaxIterationsError
+from tether.errors import LimitExceeded
 from tether.events import SessionEndEvent
 from tether.messages import Message, TextBlock, ToolUseBlock
 from tether.skills import (
@@ -49,7 +49,14 @@ Result = Any  # BFCL's model result: list of {name: args_json}, or text; per tur
 # Fixed before any run (nothing tuned on the test items):
 SINGLE_TURN_SKILL_STEPS = 6  # SkillAgent makes one call per reply: 4 calls, an answer, a spare
 SKILL_MAX_TOKENS = 512  # a SkillAgent reply restates results, thinks, then acts
+REPEAT_LIMIT = 2  # agent_repeats: the first repeated call is told, the second ends the turn
 RECORDED = "recorded"  # what a single-turn tool tells the model: nothing it could use
+# Sent with every single-turn request of the raw model and the Agent: llama.cpp's prompt cache
+# changes the numbers a reply is computed with, so the same request found in the cache can be
+# answered differently (measured: parallel_75, three calls cold, one call warm). With it off, the
+# raw model and the Agent, which send the same request, are compared on the same footing. A
+# multi-turn item keeps the cache (each step extends the last; cold, a step rereads ~8k tokens).
+COLD = {"cache_prompt": False}
 
 
 class Steps:
@@ -98,6 +105,7 @@ def raw_result(handler: BaseHandler, entry: dict[str, Any]) -> Result:
     """BFCL's ``inference`` on the entry, as its generation step runs it (its step log, printed
     for multi-turn entries, is swallowed)."""
     handler.model_name_underline_replaced = unique_name("raw")
+    handler.cold = not is_multi_turn(entry)
     log = sys.stderr if VERBOSE and is_multi_turn(entry) else io.StringIO()
     with contextlib.redirect_stdout(log):
         result, _metadata = handler.inference(
@@ -142,9 +150,11 @@ def _step(message: Message) -> Result:
     return "".join(b.text for b in message.content if isinstance(b, TextBlock))
 
 
-async def _run(agent: Agent, store: MemoryContextStore, text: str) -> tuple[list[Result], bool]:
-    """One run on ``store``: the result of each model reply it added, and whether the run hit
-    its iteration limit with calls still wanted."""
+async def _run(
+    agent: Agent, store: MemoryContextStore, text: str
+) -> tuple[list[Result], BaseException | None]:
+    """One run on ``store``: the result of each model reply it added, and the error it ended
+    with (its iteration limit with calls still wanted, a repeated-calls limit), if any."""
     before = len(store.messages)
     end: SessionEndEvent | None = None
     async for event in agent.run_stream(text, store):
@@ -152,30 +162,62 @@ async def _run(agent: Agent, store: MemoryContextStore, text: str) -> tuple[list
             end = event
     added = store.messages[before:]
     steps = [_step(m) for m in added if m.role == "assistant"]
-    return steps, end is not None and isinstance(end.error, MaxIterationsError)
+    return steps, None if end is None else end.error
 
 
-def _options(constrained: bool) -> dict[str, Any]:
-    return {"constrained_calls": True} if constrained else {}
+def _options(column: str) -> dict[str, Any]:
+    if column == "agent_constrained":
+        return {"constrained_calls": True}
+    if column == "agent_repeats":
+        return {"limits": Limits(repeated_calls=REPEAT_LIMIT)}
+    return {}
 
 
-async def agent_single(entry: dict[str, Any], transport: Any, constrained: bool) -> Result:
+def repeats(result: Result) -> int:
+    """Calls in a multi-turn result that repeat one made earlier in the same turn with the same
+    arguments (a single-turn result: 0); counted for every column alike."""
+    if not isinstance(result, list) or not all(isinstance(t, list) for t in result):
+        return 0
+    count = 0
+    for turn in result:
+        seen: set[str] = set()
+        for step in turn:
+            for call in step if isinstance(step, list) else []:
+                key = json.dumps(_plain(call), sort_keys=True)
+                count += key in seen
+                seen.add(key)
+    return count
+
+
+def _plain(call: Any) -> Any:
+    """A call ``{name: arguments}`` with its arguments parsed when they are JSON text."""
+    if not isinstance(call, dict):
+        return call
+    out = {}
+    for name, arguments in call.items():
+        try:
+            out[name] = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except ValueError:
+            out[name] = arguments
+    return out
+
+
+async def agent_single(entry: dict[str, Any], transport: Any, column: str) -> Result:
     """The calls of the model's first reply: the run is allowed one model call, and its tools
     record nothing the model could use (as BFCL's single-turn handler, one request)."""
     tools = _tether_tools(openai_tools(entry), lambda _name, _args: RECORDED)
-    agent = Agent(
-        system="", transport=transport, tools=tools, max_iterations=1, **_options(constrained)
-    )
+    agent = Agent(system="", transport=transport, tools=tools, max_iterations=1, **_options(column))
     messages = entry["question"][0]
     store = MemoryContextStore()
     steps, _ = await _run(agent, store, _user_text(messages))
     return steps[0] if steps else ""
 
 
-async def agent_multi(entry: dict[str, Any], transport: Any, constrained: bool) -> Result:
+async def agent_multi(entry: dict[str, Any], transport: Any, column: str) -> Result:
     """Each turn's user message as one run on one conversation; the tools run BFCL's simulated
     APIs for this entry. A turn that reaches BFCL's step limit ends the entry (BFCL's force
-    quit), so the checker sees fewer turns and fails it, as it does for the raw model."""
+    quit), so the checker sees fewer turns and fails it, as it does for the raw model; a turn
+    ended by the repeated-calls limit (``agent_repeats``) goes on to the next turn."""
     executor = _Executor(entry, unique_name("agent"))
     agent = Agent(
         system="",
@@ -183,16 +225,16 @@ async def agent_multi(entry: dict[str, Any], transport: Any, constrained: bool) 
         tools=_tether_tools(openai_tools(entry), executor.call),
         max_iterations=Steps.per_turn,
         execution="sequential",
-        **_options(constrained),
+        **_options(column),
     )
     store = MemoryContextStore()
     turns: list[list[Result]] = []
     for messages in entry["question"]:
-        steps, stopped = await _run(agent, store, _user_text(messages))
+        steps, error = await _run(agent, store, _user_text(messages))
         turns.append(steps)
-        say(f"agent turn {len(turns)}: {len(steps)} replies")
-        if stopped:
-            break
+        say(f"{column} turn {len(turns)}: {len(steps)} replies, ended by {error!r}")
+        if error is not None and not isinstance(error, LimitExceeded):
+            break  # its step limit (BFCL's force quit), or the model's context full
     return turns
 
 
@@ -313,10 +355,9 @@ def run_column(column: str, entry: dict[str, Any], parts: Any) -> Result:
     multi = is_multi_turn(entry)
     if column == "raw":
         return raw_result(parts.handler, entry)
-    if column in ("agent", "agent_constrained"):
-        constrained = column == "agent_constrained"
+    if column in ("agent", "agent_constrained", "agent_repeats"):
         run = agent_multi if multi else agent_single
-        return asyncio.run(run(entry, parts.transport(), constrained))
+        return asyncio.run(run(entry, parts.transport(cold=not multi), column))
     if column == "skill_agent":
         return (skill_multi if multi else skill_single)(entry, parts.handle)
     raise ValueError(f"unknown column {column!r}")

@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,23 +45,51 @@ def _bench_python() -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def test_one_item_per_category_is_scored_in_every_column(tmp_path: Path) -> None:
-    out = tmp_path / "bfcl.json"
+def _quick(python: str, *options: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [
-            _bench_python(),
-            str(ROOT / "bench" / "bfcl.py"),
-            "--quick",  # 1 item per category; a multi-turn item's first turn
-            "--json",
-            str(out),
-        ],
+        [python, str(ROOT / "bench" / "bfcl.py"), "--quick", *options],
         capture_output=True,
         text=True,
         check=False,
         cwd=ROOT,
     )
     assert done.returncode == 0, f"bench/bfcl.py failed:\n{done.stdout}\n{done.stderr[-4000:]}"
+    return done
+
+
+def test_one_item_per_category_is_scored_in_every_column(tmp_path: Path) -> None:
+    python, out, journal = _bench_python(), tmp_path / "bfcl.json", tmp_path / "bfcl.jsonl"
+    # 1 item per category (the cheapest); a multi-turn item's first turn
+    done = _quick(python, "--json", str(out), "--out", str(journal))
     report = json.loads(out.read_text())
+    _check(report, done.stdout)
+    # killed while journaling one item: a run on the same journal scores that item again and
+    # reads every other one back, to the same report
+    head, *rows = journal.read_text().splitlines()
+    cut = next(r for r in rows if json.loads(r)["column"] == "raw")
+    journal.write_text("\n".join([head, *(r for r in rows if r != cut), cut[: len(cut) // 2]]))
+    again = _quick(python, "--json", str(out), "--out", str(journal))
+    resumed = json.loads(out.read_text())
+    assert resumed["results"] == report["results"] or _same_verdicts(resumed, report)
+    assert len(journal.read_text().splitlines()) == 1 + len(rows) + 1  # the cut line, and again
+    assert again.stdout.splitlines()[-5:] == done.stdout.splitlines()[-5:]
+
+
+def _same_verdicts(one: dict[str, Any], other: dict[str, Any]) -> bool:
+    """The same items valid in every cell (the re-run item's seconds differ)."""
+
+    def verdicts(report: dict[str, Any]) -> Any:
+        return {
+            (col, cat): [(i["id"], i["valid"]) for i in cell["items"]]
+            for col, by_cat in report["results"].items()
+            for cat, cell in by_cat.items()
+        }
+
+    return bool(verdicts(one) == verdicts(other))
+
+
+def _check(report: dict[str, Any], stdout: str) -> None:
+    done_stdout = stdout
     assert list(report["items"]) == CATEGORIES
     assert all(len(ids) == 1 for ids in report["items"].values())
     assert report["multi_turn_turns"] == 1
@@ -70,6 +99,9 @@ def test_one_item_per_category_is_scored_in_every_column(tmp_path: Path) -> None
         for category, cell in by_category.items():
             where = f"{column} / {category}"
             assert cell["errors"] == [], where
+            if column == "agent_repeats" and category != "multi_turn_base":
+                assert cell["total"] == 0, where  # the repeats limit only differs on multi-turn
+                continue
             assert cell["total"] == 1, where
             assert 0 <= cell["correct"] <= 1, where
             [item] = cell["items"]
@@ -77,8 +109,14 @@ def test_one_item_per_category_is_scored_in_every_column(tmp_path: Path) -> None
             assert isinstance(item["valid"], bool), where
     # a column this tether cannot compute is named with its reason, never left out silently
     computed_or_skipped = set(report["columns"]) | set(report["skipped_columns"])
-    assert computed_or_skipped == {"raw", "agent", "agent_constrained", "skill_agent"}
+    assert computed_or_skipped == {
+        "raw",
+        "agent",
+        "agent_constrained",
+        "agent_repeats",
+        "skill_agent",
+    }
     # the printed table has a row per category, and the differences to the raw model
     for category in CATEGORIES:
-        assert category in done.stdout
-    assert "difference to the raw model" in done.stdout
+        assert category in done_stdout
+    assert "difference to the raw model" in done_stdout

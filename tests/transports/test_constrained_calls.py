@@ -113,6 +113,15 @@ def test_the_system_prompt_lists_each_tool_and_both_forms() -> None:
     assert '{"answer":' in told and '{"calls":' in told
 
 
+def test_calls_are_offered_before_the_answer_in_the_prompt_and_the_schema() -> None:
+    # Told the answer first, the local 1.5B model answered a stock question with a number it
+    # made up instead of calling the stock tool (examples/01): the calls come first.
+    told = told_system("", [WEATHER])
+    assert told.index('{"calls":') < told.index('{"answer":')
+    first, second = reply_format([WEATHER])["schema"]["anyOf"]
+    assert list(first["properties"]) == ["calls"] and list(second["properties"]) == ["answer"]
+
+
 def test_the_history_is_shown_in_the_form_the_model_writes_and_left_as_it_was() -> None:
     """Earlier calls as ``{"calls": [...]}``, their results as a user message naming each call
     (an error as an error), answers as ``{"answer": ...}``; the stored messages are unchanged."""

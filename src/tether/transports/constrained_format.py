@@ -1,8 +1,8 @@
 """The reply format of constrained tool calls: one JSON object, an answer or a list of calls.
 
 A small model offered tools the usual way writes one call where several are needed and calls
-some tool when none fits. Here the reply is ``{"answer": "..."}`` or ``{"calls": [{"name": ...,
-"arguments": {...}}, ...]}``: answering without a tool is one choice among two, equally easy,
+some tool when none fits. Here the reply is ``{"calls": [{"name": ..., "arguments": {...}},
+...]}`` or ``{"answer": "..."}``: answering without a tool is one choice among two, equally easy,
 and several calls are the items of a list. The server holds the reply to a JSON schema (its
 grammar), so every call names an offered tool and its arguments fit that tool's schema. The
 history is shown to the model in the same form it writes (no I/O here).
@@ -23,19 +23,21 @@ __all__ = ["REPLY_RULES", "RESULTS_HINT", "reply_format", "shown_history", "told
 REPLY_RULES = (
     "# How to reply\n\n"
     "Reply with one JSON object, in one of two forms:\n"
-    '- {"answer": "your reply"}: when none of the functions can do what is asked (then say so'
-    " in your reply), when the request needs no function (a greeting, a joke, general"
-    " knowledge), or when you have what you need from the results of your calls.\n"
     '- {"calls": [{"name": "function_name", "arguments": {...}}, ...]}: to call functions,'
     " when a function listed above can give or do what is asked (never make up what it would"
     " give). Put one item in the list for each call you need: when the request asks the same"
     " thing for several values (two cities, three numbers), make one call for each value, all"
     " in this one list.\n"
+    '- {"answer": "your reply"}: when none of the functions can do what is asked (then say so'
+    " in your reply), when the request needs no function (a greeting, a joke, general"
+    " knowledge), or when you have what you need from the results of your calls.\n"
     "Call only the functions listed above, with the arguments their parameters describe;"
     " never make a value up when the user did not give it and it has no default."
 )
 """The instructions that follow the tools in the system prompt (fixed; not tuned on any
-benchmark's items)."""
+benchmark's items). The calls come first, here and in the schema: told the answer first, the
+1.5B model answered "How many apples do we have?" with a number it made up, and in a loop an
+unneeded call costs a step while a made-up answer is simply wrong."""
 
 RESULTS_HINT = (
     "Answer the user with these results. Call another function only if it is really needed."
@@ -69,7 +71,7 @@ def reply_format(tools: Sequence[ToolSpec]) -> dict[str, Any]:
     call = items[0] if len(items) == 1 else {"anyOf": items}
     answer = _object({"answer": {"type": "string"}})
     calls = _object({"calls": {"type": "array", "items": call, "minItems": 1}})
-    schema: dict[str, Any] = {"anyOf": [answer, calls]}
+    schema: dict[str, Any] = {"anyOf": [calls, answer]}
     if defs:
         schema["$defs"] = defs
     return {"name": "reply", "schema": schema}
