@@ -411,8 +411,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ids: dict[str, list[str]] = {}
     started = time.perf_counter()
     journal = Journal.open(args.out, settings(args)) if args.out else Journal.none()
-    with args.local as local, openai_env(local):
-        parts = Parts(local, register(local.model))
+    with _serving(args) as parts:
         for category in chosen:
             picked = pick(category, per_category[category], args)
             entries = [first_turns(e, args.turns) for e in picked]
@@ -423,13 +422,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     cell = cells[column][category]
                     if (done := journal.done.get((column, category, entry["id"]))) is not None:
                         add_item(cell, done)
+                    elif parts is None:
+                        continue  # --journal-only: what is not in the journal is not run
                     elif item := run_item(column, category, entry, parts, checks, cell):
                         journal.add(column, category, item)
-                _progress(args, category, entry["id"], cells, columns)
+                if parts is not None:
+                    _progress(args, category, entry["id"], cells, columns)
     return {
         "benchmark": BENCHMARK,
         "model": args.model,
-        "model_alias": local.model,
+        "model_alias": args.local.model,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()}",
         "seed": args.seed,
@@ -446,6 +448,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for col, by_cat in cells.items()
         },
     }
+
+
+@contextlib.contextmanager
+def _serving(args: argparse.Namespace) -> Iterator[Parts | None]:
+    """The local model served to every column, or with ``--journal-only`` nothing at all."""
+    if args.journal_only:
+        yield None
+        return
+    with args.local as local, openai_env(local):
+        yield Parts(local, register(local.model))
 
 
 def _progress(
@@ -508,6 +520,27 @@ def table(report: dict[str, Any]) -> str:
         lines[-1] += ", ".join(counts)
     for skipped, why in report["skipped_columns"].items():
         lines.append(f"{COLUMNS[skipped]}: {why}")
+    return "\n".join(lines)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The table as Markdown (for bench/RESULTS.md and the docs): percent (correct/total) per
+    category and column, and each tether column's difference to the raw model in points."""
+    columns = list(report["columns"])
+    results, names = report["results"], report["columns"]
+    lines = [
+        "| category | " + " | ".join(names[c] for c in columns) + " |",
+        "| --- |" + " ---: |" * len(columns),
+    ]
+    for category in [*report["items"], "overall"]:
+        cells = []
+        for column in columns:
+            mine = _pick(results[column], category, column)
+            text = _cell_text(mine)
+            if column != "raw" and "raw" in columns and mine["total"]:
+                text += f" ({_diff(mine, _pick(results['raw'], category, 'raw'))})"
+            cells.append(text)
+        lines.append(f"| {category} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -583,12 +616,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="journal each scored item here (JSON lines); run again to go on where it stopped",
     )
+    parser.add_argument(
+        "--journal-only",
+        action="store_true",
+        help="print the table of what the --out journal holds so far; run nothing",
+    )
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("--verbose", action="store_true", help="one line per item on stderr")
     args = parser.parse_args(argv)
     if args.quick:
         args.items, args.multi_turn = QUICK, QUICK
         args.turns = args.turns or QUICK_TURNS
         args.max_steps = args.max_steps or QUICK_STEPS
+    if args.journal_only and args.out is None:
+        parser.error("--journal-only reads the journal named by --out")
     if args.items < 1 or args.multi_turn < 0:
         parser.error("--items must be >= 1 and --multi-turn >= 0")
     if (args.turns is not None and args.turns < 1) or (
@@ -612,10 +653,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     for category, ids in report["items"].items():
         print(f"  {category}: {', '.join(ids)}")
-    print(table(report))
+    print(markdown(report) if args.markdown else table(report))
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=1, default=str))
-    failures = errored(report)
+    failures = [] if args.journal_only else errored(report)
     for failure in failures:
         print(f"ERROR {failure}", file=sys.stderr)
     return 1 if failures else 0
