@@ -243,10 +243,9 @@ def test_a_reply_that_starts_otherwise_is_still_read_whole() -> None:
 # -- the agent's switch -------------------------------------------------------------------------
 
 
-def test_constrained_calls_are_on_by_default_on_the_local_chat_wire_and_when_asked() -> None:
+def test_constrained_calls_are_on_when_asked_and_off_by_default() -> None:
     local = LocalTransport("chat")  # nothing starts until the first request
-    default = Agent(system="", transport=local).transport
-    assert isinstance(default, ConstrainedCalls) and default.inner is local
+    assert Agent(system="", transport=local).transport is local
     on = Agent(system="", transport=local, constrained_calls=True)
     assert isinstance(on.transport, ConstrainedCalls) and on.transport.inner is local
     assert Agent(system="", transport=local, constrained_calls=False).transport is local
