@@ -177,8 +177,9 @@ class CappedHandler(OpenAICompletionsHandler):  # type: ignore[misc]
     cold = False
 
     def generate_with_backoff(self, **kwargs: Any) -> Any:
-        extra = {"extra_body": cols.COLD} if self.cold else {}
-        return super().generate_with_backoff(**kwargs, max_tokens=MAX_TOKENS, **extra)
+        return super().generate_with_backoff(
+            **kwargs, max_tokens=MAX_TOKENS, **cols.cache_off(self.cold)
+        )
 
 
 def register(alias: str) -> OpenAICompletionsHandler:
@@ -215,8 +216,9 @@ class Parts:
 
     def transport(self, cold: bool) -> Any:
         """The chat transport; ``cold``: with the server's prompt cache off (``cols.COLD``)."""
-        extra = {"extra_body": cols.COLD} if cold else {}
-        return self.local.chat_transport(temperature=TEMPERATURE, max_tokens=MAX_TOKENS, **extra)
+        return self.local.chat_transport(
+            temperature=TEMPERATURE, max_tokens=MAX_TOKENS, **cols.cache_off(cold)
+        )
 
     @property
     def handle(self) -> Any:
@@ -281,10 +283,11 @@ class Journal:
 
     @classmethod
     def open(cls, path: Path, wanted: dict[str, Any]) -> Journal:
-        if not path.exists() or not path.read_text().strip():
+        text = path.read_text() if path.exists() else ""
+        if not text.strip():
             path.write_text(json.dumps({"settings": wanted}) + "\n")
             return cls(path, {})
-        lines = path.read_text().splitlines()
+        lines = text.splitlines()
         head = _json_line(lines[0])
         if head is None or head.get("settings") != wanted:
             sys.exit(
@@ -296,7 +299,7 @@ class Journal:
             row = _json_line(line)
             if row is not None and {"column", "category", "item"} <= row.keys():
                 done[(row["column"], row["category"], row["item"]["id"])] = row["item"]
-        if not path.read_text().endswith("\n"):  # a last line cut short: end it
+        if not text.endswith("\n"):  # a last line cut short: end it
             with path.open("a") as out:
                 out.write("\n")
         return cls(path, done)
@@ -516,8 +519,8 @@ def table(report: dict[str, Any]) -> str:
         counts = [
             f"{report['columns'][c]} {sum(i.get('repeats', 0) for i in items[c])}" for c in columns
         ]
-        lines.append(f"repeated calls on {MULTI_TURN} (same call, same arguments, same turn): ")
-        lines[-1] += ", ".join(counts)
+        told = f"repeated calls on {MULTI_TURN} (same call, same arguments, same turn): "
+        lines.append(told + ", ".join(counts))
     for skipped, why in report["skipped_columns"].items():
         lines.append(f"{COLUMNS[skipped]}: {why}")
     return "\n".join(lines)

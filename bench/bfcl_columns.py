@@ -59,6 +59,11 @@ RECORDED = "recorded"  # what a single-turn tool tells the model: nothing it cou
 COLD = {"cache_prompt": False}
 
 
+def cache_off(cold: bool) -> dict[str, Any]:
+    """The request options (``extra_body``) that turn the prompt cache off when ``cold``."""
+    return {"extra_body": COLD} if cold else {}
+
+
 class Steps:
     """Replies a multi-turn turn may take: BFCL's handler quits an entry after 20 with calls."""
 

@@ -89,8 +89,7 @@ def _same_verdicts(one: dict[str, Any], other: dict[str, Any]) -> bool:
     return bool(verdicts(one) == verdicts(other))
 
 
-def _check(report: dict[str, Any], stdout: str) -> None:
-    done_stdout = stdout
+def _check(report: dict[str, Any], done_stdout: str) -> None:
     assert list(report["items"]) == CATEGORIES
     assert all(len(ids) == 1 for ids in report["items"].values())
     assert report["multi_turn_turns"] == 1
